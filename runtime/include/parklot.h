@@ -1,0 +1,140 @@
+/*
+ * parklot.h - C interface to parklot, a WebKit-style ParkingLot runtime.
+ *
+ * - parklot_lock_t: a one-byte adaptive lock (barging, eventually fair).
+ * - parklot_condition_t: a one-byte condition variable with no spurious
+ *   wakeups, used together with a parklot_lock_t.
+ * - parklot_wait32 / parklot_wait64 / parklot_notify: futex-style waiting on
+ *   any aligned integer, with the semantics of JS Atomics.wait/Atomics.notify.
+ *
+ * Link with libparklot.a (built by `cargo build --release -p parklot`) and
+ * -lpthread -ldl -lm.
+ *
+ * Conventions:
+ * - Every pointer is checked: NULL (and, for the wait functions, a misaligned
+ *   address) gives PARKLOT_EINVAL and touches nothing.
+ * - Timeouts are relative, in nanoseconds, on the monotonic clock; a negative
+ *   timeout means "wait forever".
+ * - Locks and conditions have no owner: any thread may unlock a lock, but
+ *   parklot_condition_wait must be called by a thread holding the lock.
+ * - The `state` bytes are the library's: initialise them with the _INIT
+ *   macros (or zero the memory) and never read or write them directly.
+ */
+#ifndef PARKLOT_H
+#define PARKLOT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes (negative, so they never collide with a result). */
+
+/** A bad argument: a NULL or misaligned pointer. */
+#define PARKLOT_EINVAL (-1)
+/** parklot_unlock* or parklot_condition_wait on a lock that is not locked. */
+#define PARKLOT_ENOTLOCKED (-2)
+
+/* Results of parklot_wait32 / parklot_wait64 (Atomics.wait's three strings). */
+
+/** "ok": woken by parklot_notify. */
+#define PARKLOT_WAIT_OK 0
+/** "not-equal": the value differed from `expected`; did not sleep. */
+#define PARKLOT_WAIT_NOT_EQUAL 1
+/** "timed-out": the timeout passed before any notify. */
+#define PARKLOT_WAIT_TIMED_OUT 2
+
+/** parklot_notify's `count` meaning "every waiter". */
+#define PARKLOT_NOTIFY_ALL UINT64_MAX
+
+/** A one-byte lock. Initialise with PARKLOT_LOCK_INIT or zeroed memory. */
+typedef struct parklot_lock {
+    uint8_t state;
+} parklot_lock_t;
+
+/** A one-byte condition variable. Initialise with PARKLOT_CONDITION_INIT. */
+typedef struct parklot_condition {
+    uint8_t state;
+} parklot_condition_t;
+
+#define PARKLOT_LOCK_INIT {0}
+#define PARKLOT_CONDITION_INIT {0}
+
+/* The library's Lock and Condition are one byte each; so must these be. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+static_assert(sizeof(parklot_lock_t) == 1, "parklot_lock_t must be one byte");
+static_assert(sizeof(parklot_condition_t) == 1, "parklot_condition_t must be one byte");
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(parklot_lock_t) == 1, "parklot_lock_t must be one byte");
+_Static_assert(sizeof(parklot_condition_t) == 1, "parklot_condition_t must be one byte");
+#else
+/* C99 and C++98: an array of negative size fails to compile. */
+typedef char parklot_lock_t_is_one_byte[sizeof(parklot_lock_t) == 1 ? 1 : -1];
+typedef char parklot_condition_t_is_one_byte[sizeof(parklot_condition_t) == 1 ? 1 : -1];
+#endif
+
+/* ---- Lock ---------------------------------------------------------------- */
+
+/** Acquires the lock, spinning briefly and then sleeping.
+ *  Returns 0, or PARKLOT_EINVAL for NULL. */
+int32_t parklot_lock(parklot_lock_t *lock);
+
+/** Acquires the lock if it is free, without waiting.
+ *  Returns 1 if taken, 0 if not, PARKLOT_EINVAL for NULL. */
+int32_t parklot_try_lock(parklot_lock_t *lock);
+
+/** Acquires the lock, waiting at most timeout_ns (negative: forever).
+ *  Returns 1 if taken, 0 on timeout, PARKLOT_EINVAL for NULL. */
+int32_t parklot_try_lock_for(parklot_lock_t *lock, int64_t timeout_ns);
+
+/** Releases the lock; a sleeping waiter may be woken to compete for it.
+ *  Returns 0, PARKLOT_ENOTLOCKED (nothing changed) or PARKLOT_EINVAL. */
+int32_t parklot_unlock(parklot_lock_t *lock);
+
+/** Releases the lock, handing it directly to the oldest waiter if any.
+ *  Returns 0, PARKLOT_ENOTLOCKED (nothing changed) or PARKLOT_EINVAL. */
+int32_t parklot_unlock_fair(parklot_lock_t *lock);
+
+/** A snapshot of whether the lock is held.
+ *  Returns 1 if locked, 0 if not, PARKLOT_EINVAL for NULL. */
+int32_t parklot_is_locked(const parklot_lock_t *lock);
+
+/* ---- Condition ----------------------------------------------------------- */
+
+/** Atomically releases `lock` (which the caller holds) and sleeps until
+ *  notified or until timeout_ns (negative: forever), then re-takes `lock`.
+ *  Returns 1 if notified, 0 on timeout (the lock is held again in both cases),
+ *  PARKLOT_ENOTLOCKED if `lock` was not locked, PARKLOT_EINVAL for NULL. */
+int32_t parklot_condition_wait(parklot_condition_t *cond, parklot_lock_t *lock, int64_t timeout_ns);
+
+/** Wakes the oldest waiter on `cond`.
+ *  Returns 1 if there was one, 0 if not, PARKLOT_EINVAL for NULL. */
+int32_t parklot_condition_notify_one(parklot_condition_t *cond);
+
+/** Wakes every waiter on `cond`.
+ *  Returns how many were woken, or PARKLOT_EINVAL for NULL. */
+int64_t parklot_condition_notify_all(parklot_condition_t *cond);
+
+/* ---- Atomics.wait / Atomics.notify --------------------------------------- */
+
+/** Sleeps while *addr == expected, until notified or timeout_ns (negative:
+ *  forever). `addr` must be 4-byte aligned and otherwise accessed atomically.
+ *  Returns PARKLOT_WAIT_OK, PARKLOT_WAIT_NOT_EQUAL, PARKLOT_WAIT_TIMED_OUT or
+ *  PARKLOT_EINVAL (NULL or misaligned). */
+int32_t parklot_wait32(const int32_t *addr, int32_t expected, int64_t timeout_ns);
+
+/** As parklot_wait32, for a 64-bit word (8-byte aligned). Shares its waiter
+ *  list with 32-bit waits on the same address. */
+int32_t parklot_wait64(const int64_t *addr, int64_t expected, int64_t timeout_ns);
+
+/** Wakes up to `count` threads waiting on `addr`, oldest first
+ *  (PARKLOT_NOTIFY_ALL: all). Any address is accepted.
+ *  Returns how many were woken. */
+uint64_t parklot_notify(const void *addr, uint64_t count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PARKLOT_H */

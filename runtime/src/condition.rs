@@ -1,0 +1,336 @@
+//! `Condition`: a one-byte condition variable with no spurious wakeups
+//! (seed 000, "WTF::Condition").
+//!
+//! The waiters' queue is the ParkingLot's, keyed by the condition's address.
+//! The byte only caches whether that queue may be non-empty, so that a notify
+//! with no waiter is a single load:
+//!
+//! | value | meaning                                  |
+//! |-------|------------------------------------------|
+//! | 0     | nobody waits: notify returns at once     |
+//! | 1     | threads may be waiting                   |
+//!
+//! It is set to 1 by a waiter under the queue lock, before it is queued, and
+//! set back to 0 under the queue lock by a notify that empties the queue or by
+//! the last waiter to time out.
+//!
+//! A waiter releases the lock in `before_sleep`, after it is queued, so a
+//! notify that follows the release is certain to find it; and it returns
+//! "notified" only when an unpark claimed it.
+
+use crate::clock::{deadline_after, Instant};
+use crate::lock::Lock;
+use crate::parking_lot::{self, DEFAULT_UNPARK_TOKEN};
+use crate::sync::{AtomicU8, Ordering};
+use core::time::Duration;
+
+/// A one-byte condition variable. `wait` returns only after a notify (or,
+/// for the timed forms, a timeout); notifies with nobody waiting cost one load.
+///
+/// ```
+/// use parklot::{Condition, Mutex};
+/// use std::sync::Arc;
+///
+/// let pair = Arc::new((Mutex::new(false), Condition::new()));
+/// let pair2 = pair.clone();
+/// std::thread::spawn(move || {
+///     *pair2.0.lock() = true;
+///     pair2.1.notify_one();
+/// });
+/// let mut ready = pair.0.lock();
+/// while !*ready {
+///     pair.1.wait(&mut ready);
+/// }
+/// ```
+#[repr(transparent)] // one byte, guaranteed: C and the wasm module rely on it
+pub struct Condition {
+    has_waiters: AtomicU8,
+}
+
+impl Condition {
+    /// A condition nobody waits on.
+    #[cfg(not(loom))]
+    pub const fn new() -> Condition {
+        Condition {
+            has_waiters: AtomicU8::new(0),
+        }
+    }
+
+    /// A condition nobody waits on.
+    #[cfg(loom)]
+    pub fn new() -> Condition {
+        Condition {
+            has_waiters: AtomicU8::new(0),
+        }
+    }
+
+    /// Releases the guard's lock, waits for a notify, and takes the lock back.
+    #[cfg(not(loom))]
+    pub fn wait<T: ?Sized>(&self, guard: &mut crate::MutexGuard<'_, T>) {
+        // SAFETY: the guard proves its lock is held; it is held again on return.
+        unsafe { self.wait_raw(crate::MutexGuard::mutex(guard).raw(), None) };
+    }
+
+    /// Like [`wait`](Self::wait), for at most `timeout`. Returns whether it
+    /// was notified (`false`: timed out).
+    #[cfg(not(loom))]
+    pub fn wait_for<T: ?Sized>(
+        &self,
+        guard: &mut crate::MutexGuard<'_, T>,
+        timeout: Duration,
+    ) -> bool {
+        // SAFETY: as in `wait`.
+        unsafe {
+            self.wait_raw(
+                crate::MutexGuard::mutex(guard).raw(),
+                deadline_after(timeout),
+            )
+        }
+    }
+
+    /// Like [`wait`](Self::wait), until `deadline` at the latest. Returns
+    /// whether it was notified (`false`: timed out).
+    #[cfg(not(loom))]
+    pub fn wait_until<T: ?Sized>(
+        &self,
+        guard: &mut crate::MutexGuard<'_, T>,
+        deadline: Instant,
+    ) -> bool {
+        // SAFETY: as in `wait`.
+        unsafe { self.wait_raw(crate::MutexGuard::mutex(guard).raw(), Some(deadline)) }
+    }
+
+    /// Releases `lock`, waits for a notify or for `deadline`, and takes `lock`
+    /// back. Returns whether it was notified.
+    ///
+    /// # Safety
+    /// The caller holds `lock`.
+    ///
+    /// # Panics
+    /// On a thread that may not block ([`crate::set_thread_may_block`]); the
+    /// lock is still held then.
+    pub unsafe fn wait_raw(&self, lock: &Lock, deadline: Option<Instant>) -> bool {
+        // SAFETY: the callbacks only store this condition's byte (no panics, no
+        // ParkingLot calls); `before_sleep` unlocks a lock the caller holds,
+        // which may unpark but never parks.
+        let result = unsafe {
+            parking_lot::park_conditionally(
+                self.key(),
+                || {
+                    self.has_waiters.store(1, Ordering::Relaxed);
+                    true
+                },
+                || lock.unlock(),
+                |_, was_last| {
+                    if was_last {
+                        self.has_waiters.store(0, Ordering::Relaxed);
+                    }
+                },
+                deadline,
+            )
+        };
+        lock.lock();
+        result.is_unparked()
+    }
+
+    /// Wakes the oldest waiter. Returns whether there was one.
+    #[inline]
+    pub fn notify_one(&self) -> bool {
+        // Relaxed suffices: a waiter sets the byte before it releases the lock,
+        // and a notifier that changed the waited-for state under that lock
+        // acquired it after that release.
+        if self.has_waiters.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        self.notify_slow(1) == 1
+    }
+
+    /// Wakes every waiter. Returns how many there were.
+    #[inline]
+    pub fn notify_all(&self) -> usize {
+        if self.has_waiters.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.notify_slow(usize::MAX)
+    }
+
+    #[cold]
+    fn notify_slow(&self, count: usize) -> usize {
+        // SAFETY: the callback only stores this condition's byte.
+        unsafe {
+            parking_lot::unpark_many(self.key(), count, |r| {
+                self.has_waiters
+                    .store(r.may_have_more as u8, Ordering::Relaxed);
+                DEFAULT_UNPARK_TOKEN
+            })
+        }
+        .unparked
+    }
+
+    #[inline]
+    fn key(&self) -> usize {
+        self as *const Condition as usize
+    }
+}
+
+impl Default for Condition {
+    fn default() -> Self {
+        Condition::new()
+    }
+}
+
+impl core::fmt::Debug for Condition {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Condition")
+            .field(
+                "has_waiters",
+                &(self.has_waiters.load(Ordering::Relaxed) != 0),
+            )
+            .finish()
+    }
+}
+
+#[cfg(not(loom))]
+mod lock_api_impls {
+    use super::*;
+
+    // SAFETY: `wait_raw` unlocks only after this thread is queued (so no notify
+    // is missed), re-locks before returning, and Lock's guard has no state to
+    // restore. It does not unwind between unlocking and re-locking.
+    unsafe impl lock_api::RawCondvar for Condition {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const INIT: Condition = Condition::new();
+        type RawMutex = Lock;
+
+        unsafe fn wait(&self, mutex: &Lock, _guard: &mut lock_api::GuardSend) {
+            // SAFETY: lock_api passes a held mutex.
+            unsafe { self.wait_raw(mutex, None) };
+        }
+
+        fn notify_one(&self) -> bool {
+            Condition::notify_one(self)
+        }
+
+        fn notify_all(&self) -> usize {
+            Condition::notify_all(self)
+        }
+    }
+
+    // SAFETY: as for RawCondvar.
+    unsafe impl lock_api::RawCondvarTimed for Condition {
+        fn checked_duration_to_instant(timeout: &Duration) -> Option<Instant> {
+            deadline_after(*timeout)
+        }
+
+        unsafe fn wait_until(
+            &self,
+            mutex: &Lock,
+            _guard: &mut lock_api::GuardSend,
+            deadline: &Instant,
+        ) -> bool {
+            // SAFETY: lock_api passes a held mutex. lock_api wants "timed out".
+            !unsafe { self.wait_raw(mutex, Some(*deadline)) }
+        }
+    }
+}
+
+/// lock_api's condition variable over [`Condition`], with `wait_while` and
+/// friends, for code written against lock_api.
+#[cfg(not(loom))]
+pub type Condvar = lock_api::Condvar<Condition>;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::Mutex;
+    use std::sync::Arc;
+
+    #[test]
+    fn is_one_byte() {
+        assert_eq!(core::mem::size_of::<Condition>(), 1);
+    }
+
+    #[test]
+    fn notify_with_nobody_waiting_is_a_no_op() {
+        let c = Condition::new();
+        assert!(!c.notify_one());
+        assert_eq!(c.notify_all(), 0);
+    }
+
+    #[test]
+    fn wait_for_times_out_not_early_and_relocks() {
+        let m = Mutex::new(());
+        let c = Condition::new();
+        let mut g = m.lock();
+        let start = Instant::now();
+        assert!(!c.wait_for(&mut g, Duration::from_millis(15)));
+        assert!(Instant::now() - start >= Duration::from_millis(15));
+        assert!(m.is_locked());
+        // The last waiter left: the byte says so, and notify is a load again.
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn notify_one_wakes_a_waiter_and_reports_it() {
+        let pair = Arc::new((Mutex::new(0u32), Condition::new()));
+        let p = pair.clone();
+        let t = std::thread::spawn(move || {
+            let mut g = p.0.lock();
+            *g = 1;
+            let notified = p.1.wait_for(&mut g, Duration::from_secs(30));
+            (notified, *g)
+        });
+        loop {
+            let mut g = pair.0.lock();
+            if *g == 1 && pair.1.notify_one() {
+                *g = 2;
+                break;
+            }
+            drop(g);
+            std::thread::yield_now();
+        }
+        assert_eq!(t.join().unwrap(), (true, 2));
+        assert!(!pair.1.notify_one());
+    }
+
+    #[test]
+    fn notify_all_counts_every_waiter() {
+        let pair = Arc::new((Mutex::new(0u32), Condition::new()));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let p = pair.clone();
+                std::thread::spawn(move || {
+                    let mut g = p.0.lock();
+                    *g += 1;
+                    p.1.wait(&mut g);
+                })
+            })
+            .collect();
+        let mut woken = 0;
+        while woken < 3 {
+            let g = pair.0.lock();
+            if *g == 3 {
+                woken += pair.1.notify_all();
+            }
+            drop(g);
+            std::thread::yield_now();
+        }
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(woken, 3);
+    }
+
+    #[test]
+    fn lock_api_condvar_works_over_it() {
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let p = pair.clone();
+        std::thread::spawn(move || {
+            *p.0.lock() = true;
+            p.1.notify_all();
+        });
+        let mut g = pair.0.lock();
+        pair.1.wait_while(&mut g, |ready| !*ready);
+        assert!(*g);
+    }
+}

@@ -1,0 +1,150 @@
+//! Futex-style wait and notify with the semantics of `Atomics.wait` and
+//! `Atomics.notify` (ECMAScript, "DoWait" and "Atomics.notify"), served by the
+//! ParkingLot instead of the engine's or kernel's waiter lists.
+//!
+//! - `wait` compares the value under the queue lock, so a notify that follows
+//!   a store can never be missed: the result is `NotEqual`, `TimedOut` or,
+//!   only after a notify, `Ok`.
+//! - `notify` wakes the oldest waiters first and returns how many it woke.
+//! - Waiters are keyed by address: a 32-bit and a 64-bit wait on the same
+//!   address share one list, as in the spec.
+
+use crate::clock::{deadline_after, Instant};
+use crate::parking_lot::{self, ParkResult};
+use crate::sync::{AtomicI32, AtomicI64, Ordering};
+use core::time::Duration;
+
+/// How a [`wait32`]/[`wait64`] ended (`Atomics.wait`'s three strings).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum WaitResult {
+    /// Woken by a notify: `"ok"`.
+    Ok = 0,
+    /// The value differed from `expected`: `"not-equal"`.
+    NotEqual = 1,
+    /// The timeout passed first: `"timed-out"`.
+    TimedOut = 2,
+}
+
+impl WaitResult {
+    /// The string `Atomics.wait` returns for this result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitResult::Ok => "ok",
+            WaitResult::NotEqual => "not-equal",
+            WaitResult::TimedOut => "timed-out",
+        }
+    }
+}
+
+/// `notify`'s count meaning "every waiter" (`Atomics.notify` with `count`
+/// undefined or +∞).
+pub const NOTIFY_ALL: usize = usize::MAX;
+
+/// Sleeps while `*atomic == expected`, until notified or until `timeout`
+/// (`None`: forever) has passed.
+pub fn wait32(atomic: &AtomicI32, expected: i32, timeout: Option<Duration>) -> WaitResult {
+    wait32_until(atomic, expected, timeout.and_then(deadline_after))
+}
+
+/// [`wait32`] with an absolute deadline.
+pub fn wait32_until(atomic: &AtomicI32, expected: i32, deadline: Option<Instant>) -> WaitResult {
+    wait_keyed(
+        atomic as *const AtomicI32 as usize,
+        || atomic.load(Ordering::SeqCst) == expected,
+        deadline,
+    )
+}
+
+/// Sleeps while `*atomic == expected`, until notified or until `timeout`
+/// (`None`: forever) has passed.
+pub fn wait64(atomic: &AtomicI64, expected: i64, timeout: Option<Duration>) -> WaitResult {
+    wait64_until(atomic, expected, timeout.and_then(deadline_after))
+}
+
+/// [`wait64`] with an absolute deadline.
+pub fn wait64_until(atomic: &AtomicI64, expected: i64, deadline: Option<Instant>) -> WaitResult {
+    wait_keyed(
+        atomic as *const AtomicI64 as usize,
+        || atomic.load(Ordering::SeqCst) == expected,
+        deadline,
+    )
+}
+
+/// Wakes up to `count` threads waiting on `atomic`'s address, oldest first
+/// ([`NOTIFY_ALL`] for all). Returns how many it woke.
+pub fn notify<T>(atomic: &T, count: usize) -> usize {
+    notify_address(atomic as *const T as usize, count)
+}
+
+/// [`notify`] by address, for embedders that hold a raw address.
+pub fn notify_address(address: usize, count: usize) -> usize {
+    if count == 0 {
+        return 0;
+    }
+    parking_lot::unpark_count(address, count)
+}
+
+fn wait_keyed(key: usize, equal: impl FnOnce() -> bool, deadline: Option<Instant>) -> WaitResult {
+    // SAFETY: `equal` is one atomic load: it cannot panic or re-enter.
+    match unsafe { parking_lot::park_conditionally(key, equal, || {}, |_, _| {}, deadline) } {
+        ParkResult::Unparked(_) => WaitResult::Ok,
+        ParkResult::Invalid => WaitResult::NotEqual,
+        ParkResult::TimedOut => WaitResult::TimedOut,
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn not_equal_returns_at_once() {
+        let a = AtomicI32::new(5);
+        assert_eq!(wait32(&a, 4, None), WaitResult::NotEqual);
+        let b = AtomicI64::new(1 << 40);
+        assert_eq!(wait64(&b, 1, None), WaitResult::NotEqual);
+    }
+
+    #[test]
+    fn zero_timeout_times_out_when_equal() {
+        let a = AtomicI32::new(5);
+        assert_eq!(wait32(&a, 5, Some(Duration::ZERO)), WaitResult::TimedOut);
+        assert_eq!(WaitResult::TimedOut.as_str(), "timed-out");
+    }
+
+    #[test]
+    fn notify_with_no_waiter_or_zero_count_wakes_nobody() {
+        let a = AtomicI32::new(0);
+        assert_eq!(notify(&a, NOTIFY_ALL), 0);
+        assert_eq!(notify(&a, 0), 0);
+    }
+
+    #[test]
+    fn notify_wakes_a_waiter_with_ok() {
+        let a = Arc::new(AtomicI32::new(0));
+        let a2 = a.clone();
+        let t = std::thread::spawn(move || wait32(&a2, 0, Some(Duration::from_secs(30))));
+        while notify(&*a, 1) == 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(t.join().unwrap(), WaitResult::Ok);
+    }
+
+    #[test]
+    fn a_32_and_a_64_bit_wait_on_one_address_share_a_list() {
+        let a = Arc::new(AtomicI64::new(0));
+        let a2 = a.clone();
+        let t = std::thread::spawn(move || {
+            // SAFETY (test): the low half of an aligned i64, as an Int32Array
+            // over the same bytes would see it.
+            let half = unsafe { &*(Arc::as_ptr(&a2) as *const AtomicI32) };
+            wait32(half, 0, None)
+        });
+        while notify(&*a, NOTIFY_ALL) == 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(t.join().unwrap(), WaitResult::Ok);
+    }
+}

@@ -1,0 +1,65 @@
+//! parklot's core: a WebKit-style ParkingLot and the primitives built on it.
+//!
+//! - [`parking_lot`]: queues of waiting threads keyed by address, in one
+//!   concurrent hashtable whose size depends on threads, not on locks.
+//! - [`Lock`] (one byte) and [`Mutex<T>`] over it: barging, adaptive, eventually fair.
+//! - [`Condition`] (one byte): no spurious wakeups; notify with nobody waiting is a load.
+//! - [`WordLock`]: a pointer-sized lock that needs no ParkingLot (it guards the buckets).
+//! - [`futex`]: `wait32`/`wait64`/`notify` with the semantics of `Atomics.wait`/`Atomics.notify`.
+//!
+//! Layers, bottom up: `sys` (parker, clock), `word_lock`, `parking_lot`, then
+//! the primitives. Only `sys` knows the target; under `--cfg loom` only `sync`
+//! knows it is being model-checked.
+//!
+//! ```
+//! use parklot::{Condition, Mutex};
+//! use std::sync::Arc;
+//!
+//! let queue = Arc::new((Mutex::new(Vec::new()), Condition::new()));
+//! let q = queue.clone();
+//! let producer = std::thread::spawn(move || {
+//!     for i in 0..3 {
+//!         q.0.lock().push(i);
+//!         q.1.notify_one();
+//!     }
+//! });
+//! let mut got = Vec::new();
+//! while got.len() < 3 {
+//!     let mut items = queue.0.lock();
+//!     while items.is_empty() {
+//!         queue.1.wait(&mut items);
+//!     }
+//!     got.append(&mut items);
+//! }
+//! producer.join().unwrap();
+//! assert_eq!(got, [0, 1, 2]);
+//! ```
+#![cfg_attr(
+    all(target_family = "wasm", target_feature = "atomics"),
+    feature(stdarch_wasm_atomic_wait)
+)]
+#![warn(missing_docs)]
+
+mod blocking;
+pub mod clock;
+mod condition;
+pub mod futex;
+mod lock;
+pub mod parking_lot;
+mod sync;
+mod sys;
+mod word_lock;
+
+#[cfg(not(loom))]
+mod ffi;
+
+pub use blocking::{set_thread_may_block, thread_may_block};
+pub use clock::Instant;
+pub use condition::Condition;
+#[cfg(not(loom))]
+pub use condition::Condvar;
+pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
+pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, DEFAULT_SPIN_LIMIT};
+#[cfg(not(loom))]
+pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
+pub use word_lock::WordLock;

@@ -1,0 +1,572 @@
+//! `Lock`: a one-byte adaptive lock (seed 000, "WTF::Lock").
+//!
+//! State byte:
+//!
+//! | bit | name     | meaning                                                  |
+//! |-----|----------|----------------------------------------------------------|
+//! | 0   | `LOCKED` | some thread holds the lock                               |
+//! | 1   | `PARKED` | threads may be parked in the ParkingLot on this address  |
+//!
+//! Transitions:
+//! - lock: `LOCKED` 0 → 1 by CAS, whatever `PARKED` says (barging);
+//! - a locker that gave up spinning sets `PARKED` by CAS while `LOCKED` is
+//!   set, then parks only if the byte is still `LOCKED | PARKED` (checked under
+//!   the queue lock, so an unlock cannot slip between check and sleep);
+//! - unlock with `PARKED` clear: CAS `LOCKED` → 0 (the fast path);
+//! - unlock with `PARKED` set: under the queue lock, wake the oldest waiter and
+//!   store `PARKED` if more remain, else 0; or, when the bucket's fairness timer
+//!   says so (or on `unlock_fair`), keep `LOCKED` set and hand the lock to the
+//!   woken thread, so nobody waits much longer than a millisecond of barging;
+//! - a waiter that times out as the last one clears `PARKED` under the queue lock.
+
+use crate::blocking::{refuse_to_block, thread_may_block};
+use crate::clock::{deadline_after, Instant};
+use crate::parking_lot::{self, ParkResult, UnparkToken};
+use crate::sync::{self, AtomicU8, Ordering};
+use core::sync::atomic::AtomicU32;
+use core::time::Duration;
+
+const LOCKED: u8 = 1;
+const PARKED: u8 = 2;
+
+/// Unpark token: the unlocker kept `LOCKED` set for you; you own the lock.
+const TOKEN_HANDOFF: UnparkToken = 1;
+/// Unpark token: the lock was released; compete for it again.
+const TOKEN_RETRY: UnparkToken = 0;
+
+/// Spins before parking, while nobody is parked. 40 is seed 000's measured
+/// optimum (a plateau from about 10 to 60); `bench/` re-measures it here.
+pub const DEFAULT_SPIN_LIMIT: u32 = 40;
+
+// A tuning knob read once per slow path, not a synchronisation variable, so
+// it is a plain atomic even under loom.
+static SPIN_LIMIT: AtomicU32 = AtomicU32::new(DEFAULT_SPIN_LIMIT);
+
+/// Sets how many times a contended `lock` yields and retries before it
+/// parks, for every `Lock` in the process.
+pub fn set_spin_limit(spins: u32) {
+    SPIN_LIMIT.store(spins, Ordering::Relaxed);
+}
+
+/// The current spin limit (see [`set_spin_limit`]).
+pub fn spin_limit() -> u32 {
+    SPIN_LIMIT.load(Ordering::Relaxed)
+}
+
+/// Returned by [`Lock::checked_unlock`] for a lock that was not locked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct NotLocked;
+
+impl core::fmt::Display for NotLocked {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the lock is not locked: unlock only a lock you hold, once per lock()")
+    }
+}
+
+impl std::error::Error for NotLocked {}
+
+/// A one-byte lock: barging, adaptive (spins a little, then parks), with
+/// eventual fairness. Uncontended `lock` and `unlock` are one CAS each.
+///
+/// ```
+/// let lock = parklot::Lock::new();
+/// lock.lock();
+/// assert!(!lock.try_lock());
+/// lock.unlock();
+/// ```
+///
+/// For data guarded by a lock, use [`Mutex`].
+#[repr(transparent)] // one byte, guaranteed: C and the wasm module rely on it
+pub struct Lock {
+    state: AtomicU8,
+}
+
+impl Lock {
+    /// An unlocked lock.
+    #[cfg(not(loom))]
+    pub const fn new() -> Lock {
+        Lock {
+            state: AtomicU8::new(0),
+        }
+    }
+
+    /// An unlocked lock.
+    #[cfg(loom)]
+    pub fn new() -> Lock {
+        Lock {
+            state: AtomicU8::new(0),
+        }
+    }
+
+    /// Acquires the lock, spinning briefly and then parking until it is free.
+    ///
+    /// # Panics
+    /// If the lock is held and this thread may not block
+    /// ([`crate::set_thread_may_block`]).
+    #[inline]
+    pub fn lock(&self) {
+        if self
+            .state
+            .compare_exchange_weak(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.lock_slow(None);
+        }
+    }
+
+    /// Acquires the lock if it is free, without waiting.
+    #[inline]
+    pub fn try_lock(&self) -> bool {
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & LOCKED != 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | LOCKED,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(s) => state = s,
+            }
+        }
+    }
+
+    /// Acquires the lock, waiting at most `timeout`. Returns whether it did.
+    pub fn try_lock_for(&self, timeout: Duration) -> bool {
+        self.try_lock() || self.lock_slow(deadline_after(timeout))
+    }
+
+    /// Acquires the lock, waiting until `deadline` at the latest. Returns
+    /// whether it did.
+    pub fn try_lock_until(&self, deadline: Instant) -> bool {
+        self.try_lock() || self.lock_slow(Some(deadline))
+    }
+
+    /// Releases the lock. If threads are parked, wakes the oldest; it
+    /// competes with running threads, unless it is time to be fair, when it
+    /// is handed the lock directly.
+    ///
+    /// # Panics
+    /// If the lock is not locked.
+    #[inline]
+    pub fn unlock(&self) {
+        if self
+            .state
+            .compare_exchange_weak(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.unlock_slow_or_panic(false);
+        }
+    }
+
+    /// Releases the lock and, if threads are parked, hands it directly to the
+    /// oldest one (no barging).
+    ///
+    /// # Panics
+    /// If the lock is not locked.
+    pub fn unlock_fair(&self) {
+        if self
+            .state
+            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.unlock_slow_or_panic(true);
+        }
+    }
+
+    /// Like [`unlock`](Self::unlock), but a lock that is not locked is
+    /// reported instead of panicking (and left untouched).
+    pub fn checked_unlock(&self) -> Result<(), NotLocked> {
+        self.release(false)
+    }
+
+    /// Like [`unlock_fair`](Self::unlock_fair), but a lock that is not
+    /// locked is reported instead of panicking (and left untouched).
+    pub fn checked_unlock_fair(&self) -> Result<(), NotLocked> {
+        self.release(true)
+    }
+
+    /// Whether some thread holds the lock (a snapshot).
+    #[inline]
+    pub fn is_locked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOCKED != 0
+    }
+
+    /// Whether threads may be parked waiting for the lock (a snapshot).
+    #[inline]
+    pub fn has_parked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & PARKED != 0
+    }
+
+    #[inline]
+    fn key(&self) -> usize {
+        self as *const Lock as usize
+    }
+
+    #[cold]
+    fn lock_slow(&self, deadline: Option<Instant>) -> bool {
+        let spin_limit = spin_limit();
+        let mut spins = 0;
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            if state & LOCKED == 0 {
+                if self
+                    .state
+                    .compare_exchange_weak(
+                        state,
+                        state | LOCKED,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            if state & PARKED == 0 {
+                // Nobody is queued: spinning may get us the lock cheaply.
+                if spins < spin_limit {
+                    spins += 1;
+                    sync::yield_now();
+                    continue;
+                }
+                if self
+                    .state
+                    .compare_exchange_weak(
+                        state,
+                        state | PARKED,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    )
+                    .is_err()
+                {
+                    continue;
+                }
+            }
+            if !thread_may_block() {
+                refuse_to_block("Lock::lock on a held lock");
+            }
+
+            // SAFETY: the callbacks only touch this lock's byte: no panics, no
+            // ParkingLot calls.
+            let result = unsafe {
+                parking_lot::park_conditionally(
+                    self.key(),
+                    || self.state.load(Ordering::Relaxed) == LOCKED | PARKED,
+                    || {},
+                    |_, was_last| {
+                        if was_last {
+                            self.state.fetch_and(!PARKED, Ordering::Relaxed);
+                        }
+                    },
+                    deadline,
+                )
+            };
+            match result {
+                // The unlocker kept LOCKED set for us. Acquire: its Release
+                // handoff (through the parker) orders its critical section before ours.
+                ParkResult::Unparked(TOKEN_HANDOFF) => return true,
+                ParkResult::Unparked(_) | ParkResult::Invalid => {}
+                ParkResult::TimedOut => return false,
+            }
+            spins = 0;
+        }
+    }
+
+    #[cold]
+    fn unlock_slow_or_panic(&self, fair: bool) {
+        if let Err(e) = self.release(fair) {
+            panic!("Lock::unlock: {e}");
+        }
+    }
+
+    /// The whole unlock protocol, fast path included.
+    fn release(&self, force_fair: bool) -> Result<(), NotLocked> {
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            if state & LOCKED == 0 {
+                return Err(NotLocked);
+            }
+            if state & PARKED != 0 {
+                break;
+            }
+            if self
+                .state
+                .compare_exchange_weak(state, 0, Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+        // Threads are parked. While we hold LOCKED only PARKED can change, and
+        // only under the queue lock, where the callback runs.
+        // SAFETY: the callback stores this lock's byte only: no panics, no
+        // ParkingLot calls.
+        unsafe {
+            parking_lot::unpark_one(self.key(), |r| {
+                if r.did_unpark && (force_fair || r.time_to_be_fair) {
+                    if !r.may_have_more {
+                        self.state.store(LOCKED, Ordering::Relaxed);
+                    }
+                    return TOKEN_HANDOFF;
+                }
+                self.state
+                    .store(if r.may_have_more { PARKED } else { 0 }, Ordering::Release);
+                TOKEN_RETRY
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for Lock {
+    fn default() -> Self {
+        Lock::new()
+    }
+}
+
+impl core::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Lock")
+            .field("locked", &self.is_locked())
+            .field("parked", &self.has_parked())
+            .finish()
+    }
+}
+
+#[cfg(not(loom))]
+mod lock_api_impls {
+    use super::*;
+
+    // SAFETY: `lock`/`try_lock*` return only once LOCKED is ours, and only the
+    // holder clears it; the guard carries no state, so any thread may unlock.
+    unsafe impl lock_api::RawMutex for Lock {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const INIT: Lock = Lock::new();
+        type Guard = lock_api::GuardSend;
+
+        #[inline]
+        fn lock(&self) -> Self::Guard {
+            Lock::lock(self);
+            lock_api::GuardSend::new()
+        }
+
+        #[inline]
+        fn try_lock(&self) -> Option<Self::Guard> {
+            Lock::try_lock(self).then(lock_api::GuardSend::new)
+        }
+
+        #[inline]
+        unsafe fn unlock(&self, _guard: Self::Guard) {
+            Lock::unlock(self)
+        }
+
+        fn is_locked(&self) -> bool {
+            Lock::is_locked(self)
+        }
+    }
+
+    // SAFETY: as for RawMutex; `unlock_fair` releases the same acquisition.
+    unsafe impl lock_api::RawMutexFair for Lock {
+        unsafe fn unlock_fair(&self, _guard: Self::Guard) {
+            Lock::unlock_fair(self)
+        }
+
+        unsafe fn bump(&self, _guard: &mut Self::Guard) {
+            // Nobody parked: nobody to let in, so keep the lock.
+            if self.has_parked() {
+                Lock::unlock_fair(self);
+                Lock::lock(self);
+            }
+        }
+    }
+
+    // SAFETY: as for RawMutex; a `None` result leaves the lock untouched.
+    unsafe impl lock_api::RawMutexTimed for Lock {
+        type Duration = Duration;
+        type Instant = Instant;
+
+        fn try_lock_for(&self, timeout: Duration) -> Option<Self::Guard> {
+            Lock::try_lock_for(self, timeout).then(lock_api::GuardSend::new)
+        }
+
+        fn try_lock_until(&self, deadline: Instant) -> Option<Self::Guard> {
+            Lock::try_lock_until(self, deadline).then(lock_api::GuardSend::new)
+        }
+    }
+}
+
+/// Data guarded by a one-byte [`Lock`].
+///
+/// ```
+/// let counter = parklot::Mutex::new(0);
+/// *counter.lock() += 1;
+/// assert_eq!(*counter.lock(), 1);
+/// ```
+#[cfg(not(loom))]
+pub type Mutex<T> = lock_api::Mutex<Lock, T>;
+
+/// Proof of holding a [`Mutex`]; unlocks when dropped.
+#[cfg(not(loom))]
+pub type MutexGuard<'a, T> = lock_api::MutexGuard<'a, Lock, T>;
+
+/// A [`MutexGuard`] narrowed to part of the data.
+#[cfg(not(loom))]
+pub type MappedMutexGuard<'a, T> = lock_api::MappedMutexGuard<'a, Lock, T>;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    #[test]
+    fn is_one_byte() {
+        assert_eq!(core::mem::size_of::<Lock>(), 1);
+        assert_eq!(core::mem::align_of::<Lock>(), 1);
+        assert_eq!(core::mem::size_of::<Mutex<()>>(), 1);
+    }
+
+    #[test]
+    fn lock_unlock_try_lock() {
+        let l = Lock::new();
+        assert!(!l.is_locked());
+        l.lock();
+        assert!(l.is_locked());
+        assert!(!l.try_lock());
+        l.unlock();
+        assert!(l.try_lock());
+        l.unlock_fair();
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not locked")]
+    fn unlock_of_an_unlocked_lock_panics() {
+        Lock::new().unlock();
+    }
+
+    #[test]
+    fn checked_unlock_reports_and_changes_nothing() {
+        let l = Lock::new();
+        assert_eq!(l.checked_unlock(), Err(NotLocked));
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+        l.lock();
+        assert_eq!(l.checked_unlock(), Ok(()));
+        assert_eq!(l.checked_unlock(), Err(NotLocked));
+    }
+
+    #[test]
+    fn try_lock_for_times_out_without_returning_early() {
+        let l = Lock::new();
+        l.lock();
+        let start = Instant::now();
+        assert!(!l.try_lock_for(Duration::from_millis(20)));
+        assert!(Instant::now() - start >= Duration::from_millis(20));
+        // The timed-out waiter was the only one: PARKED must be clear again,
+        // so that the next unlock takes the fast path.
+        assert!(!l.has_parked());
+        l.unlock();
+        assert!(l.try_lock_for(Duration::from_millis(1)));
+        l.unlock();
+    }
+
+    #[test]
+    fn a_parked_waiter_gets_the_lock() {
+        let l = Arc::new(Lock::new());
+        l.lock();
+        let got = Arc::new(AtomicBool::new(false));
+        let (l2, got2) = (l.clone(), got.clone());
+        let t = std::thread::spawn(move || {
+            l2.lock();
+            got2.store(true, Ordering::SeqCst);
+            l2.unlock();
+        });
+        while !l.has_parked() {
+            std::thread::yield_now();
+        }
+        assert!(!got.load(Ordering::SeqCst));
+        l.unlock();
+        t.join().unwrap();
+        assert!(got.load(Ordering::SeqCst));
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn unlock_fair_hands_the_lock_to_the_parked_thread() {
+        let l = Arc::new(Lock::new());
+        l.lock();
+        let l2 = l.clone();
+        let t = std::thread::spawn(move || {
+            l2.lock();
+            // Hold it until the main thread has seen the handoff.
+            std::thread::sleep(Duration::from_millis(30));
+            l2.unlock();
+        });
+        while !l.has_parked() {
+            std::thread::yield_now();
+        }
+        l.unlock_fair();
+        // With a handoff the lock never looks free in between, so barging fails.
+        assert!(!l.try_lock());
+        t.join().unwrap();
+        assert!(l.try_lock());
+        l.unlock();
+    }
+
+    #[test]
+    fn mutex_guards_data() {
+        let m = Arc::new(Mutex::new(0u64));
+        let threads = if cfg!(miri) { 2 } else { 4 };
+        let per = if cfg!(miri) { 20 } else { 10_000 };
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..per {
+                        *m.lock() += 1;
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*m.lock(), threads * per);
+    }
+
+    #[test]
+    fn a_thread_that_may_not_block_is_refused_with_a_clear_message() {
+        let l = Arc::new(Lock::new());
+        l.lock();
+        let l2 = l.clone();
+        let err = std::thread::spawn(move || {
+            crate::set_thread_may_block(false);
+            // Uncontended paths still work on such a thread...
+            assert!(!l2.try_lock());
+            // ...but a lock() that would park is refused.
+            l2.lock();
+        })
+        .join()
+        .unwrap_err();
+        let msg = err.downcast_ref::<String>().unwrap();
+        assert!(
+            msg.contains("may not block") && msg.contains("lockAsync"),
+            "{msg}"
+        );
+        l.unlock();
+    }
+
+    #[test]
+    fn spin_limit_is_configurable() {
+        assert_eq!(DEFAULT_SPIN_LIMIT, 40);
+        let before = spin_limit();
+        set_spin_limit(7);
+        assert_eq!(spin_limit(), 7);
+        set_spin_limit(before);
+    }
+}

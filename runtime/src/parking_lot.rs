@@ -1,0 +1,849 @@
+//! The ParkingLot: queues of waiting threads, keyed by address, kept in one
+//! process-wide concurrent hashtable (seed 000, "Implementing WTF::ParkingLot").
+//!
+//! A primitive keeps only a few bits of state in its own memory and asks the
+//! ParkingLot to queue (park) or wake (unpark) threads under the address of
+//! that state. The queue for an address only exists while someone waits on it,
+//! and a waiter's record is its thread's own (a thread-local), so the memory
+//! used here depends on the number of threads, never on the number of locks.
+//!
+//! Layout:
+//! - a **table** of buckets, `2^bits` of them, at least `LOAD_FACTOR` per
+//!   thread that has ever parked. It only grows, when a new thread first
+//!   parks; growing locks every bucket, rehashes the queues into a table of
+//!   twice the needed size and keeps the old, smaller table's pointer array
+//!   (threads may still be reading it), so the retired memory is bounded by
+//!   the current table's. Buckets themselves are reused across tables.
+//! - a **bucket**: a [`WordLock`] and one FIFO queue shared by every address
+//!   that hashes there; a dequeue takes the oldest waiter with the right key.
+//!   The bucket lock is also the "queue lock" the API's callbacks run under.
+//! - a **fairness timer** per bucket: when an unpark finds it expired it tells
+//!   the caller `time_to_be_fair` and re-arms it a random 0–1 ms later, so a
+//!   barging lock hands itself over directly about once a millisecond.
+
+use crate::blocking::{refuse_to_block, thread_may_block};
+use crate::clock::Instant;
+use crate::sync::{thread_local, AtomicPtr, AtomicUsize, LockedCell, Ordering};
+use crate::sys::{now_ns, Parker, UnparkHandle};
+use crate::word_lock::WordLock;
+use core::ptr;
+
+/// A value an unparker hands to the thread it wakes (for example "you now own
+/// the lock").
+pub type UnparkToken = usize;
+
+/// The token of a plain wakeup.
+pub const DEFAULT_UNPARK_TOKEN: UnparkToken = 0;
+
+/// How [`park_conditionally`] ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ParkResult {
+    /// Woken by an unpark, which handed over this token.
+    Unparked(UnparkToken),
+    /// `validate` returned false: the thread did not park.
+    Invalid,
+    /// The deadline passed before any unpark claimed the thread.
+    TimedOut,
+}
+
+impl ParkResult {
+    /// Whether the thread was woken by an unpark.
+    pub fn is_unparked(self) -> bool {
+        matches!(self, ParkResult::Unparked(_))
+    }
+}
+
+/// What an unpark did, as its callback sees it (under the queue's lock) and as
+/// it returns.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnparkResult {
+    /// At least one thread was dequeued and will be woken.
+    pub did_unpark: bool,
+    /// How many threads were dequeued.
+    pub unparked: usize,
+    /// Threads remain queued on the same address.
+    pub may_have_more: bool,
+    /// The bucket's fairness timer expired: a lock should hand itself over to
+    /// the woken thread instead of letting others barge.
+    pub time_to_be_fair: bool,
+}
+
+/// Buckets per registered thread, at least (seed 000 and WebKit use 3).
+const LOAD_FACTOR: usize = 3;
+/// Buckets in the first table: room for 5 threads before the first growth.
+#[cfg(not(loom))]
+const INITIAL_BUCKETS: usize = 16;
+/// Under loom, a table so small that the first parking thread grows it, so
+/// that the growth path is model-checked too.
+#[cfg(loom)]
+const INITIAL_BUCKETS: usize = 2;
+/// The fairness timer re-arms to a random time in [0, this) nanoseconds:
+/// "at worst one call to unlock() per millisecond will do a direct hand-off".
+const FAIR_INTERVAL_NS: u32 = 1_000_000;
+
+/// A thread's waiter record. One per thread, in a thread-local, reused by
+/// every park; so parking allocates nothing.
+struct ThreadData {
+    parker: Parker,
+    /// The address this thread is queued on. Guarded by the bucket lock.
+    key: LockedCell<usize>,
+    /// Next-newer waiter in the bucket's queue. Guarded by the bucket lock.
+    next: LockedCell<*const ThreadData>,
+    /// Set by the unparker under the bucket lock before it claims the parker;
+    /// read by this thread after it wakes.
+    token: LockedCell<UnparkToken>,
+}
+
+impl ThreadData {
+    fn new() -> ThreadData {
+        let threads = globals().threads.fetch_add(1, Ordering::Relaxed) + 1;
+        grow_table(threads);
+        ThreadData {
+            parker: Parker::new(),
+            key: LockedCell::new(0),
+            next: LockedCell::new(ptr::null()),
+            token: LockedCell::new(DEFAULT_UNPARK_TOKEN),
+        }
+    }
+}
+
+// Under loom, thread-locals are dropped after the model's statics, so the
+// decrement would touch a dead static; the count only sizes the table, and
+// each model execution starts from zero anyway.
+#[cfg(not(loom))]
+impl Drop for ThreadData {
+    fn drop(&mut self) {
+        globals().threads.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Runs `f` with this thread's record: the thread-local one, or a fresh one on
+/// the stack while the thread-locals are being torn down.
+fn with_thread_data<T>(f: impl FnOnce(&ThreadData) -> T) -> T {
+    thread_local! {
+        static THREAD_DATA: ThreadData = ThreadData::new();
+    }
+    let mut fallback = None;
+    let data = THREAD_DATA
+        .try_with(|d| d as *const ThreadData)
+        .unwrap_or_else(|_| fallback.insert(ThreadData::new()) as *const ThreadData);
+    // SAFETY: the thread-local lives until the thread exits, and `fallback`
+    // until this function returns; both outlast `f`.
+    f(unsafe { &*data })
+}
+
+#[repr(align(64))] // one cache line each: unrelated addresses do not false-share
+struct Bucket {
+    lock: WordLock,
+    /// Oldest waiter. Guarded by `lock`.
+    head: LockedCell<*const ThreadData>,
+    /// Newest waiter. Guarded by `lock`.
+    tail: LockedCell<*const ThreadData>,
+    /// Nanoseconds after which the next unpark is told to be fair. Guarded by `lock`.
+    fair_timeout: LockedCell<u64>,
+    /// xorshift32 state for the fairness timer. Guarded by `lock`.
+    seed: LockedCell<u32>,
+}
+
+impl Bucket {
+    fn new(seed: u32) -> Bucket {
+        Bucket {
+            lock: WordLock::new(),
+            head: LockedCell::new(ptr::null()),
+            tail: LockedCell::new(ptr::null()),
+            fair_timeout: LockedCell::new(now_ns()),
+            seed: LockedCell::new(seed | 1),
+        }
+    }
+
+    /// # Safety
+    /// `lock` is held and `data` is not queued anywhere.
+    unsafe fn push(&self, data: &ThreadData) {
+        // SAFETY: the caller holds the bucket lock, which guards every field touched.
+        unsafe {
+            data.next.set(ptr::null());
+            let tail = self.tail.get();
+            if tail.is_null() {
+                self.head.set(data);
+            } else {
+                (*tail).next.set(data);
+            }
+            self.tail.set(data);
+        }
+    }
+
+    /// Unlinks `data`, whose predecessor is `prev` (null: it is the head).
+    ///
+    /// # Safety
+    /// `lock` is held and `data` is queued here after `prev`.
+    unsafe fn unlink(&self, prev: *const ThreadData, data: &ThreadData) {
+        // SAFETY: the caller holds the bucket lock; `prev` and `data` are queued here.
+        unsafe {
+            let next = data.next.get();
+            if prev.is_null() {
+                self.head.set(next);
+            } else {
+                (*prev).next.set(next);
+            }
+            if ptr::eq(self.tail.get(), data) {
+                self.tail.set(prev);
+            }
+        }
+    }
+
+    /// Whether any waiter from `from` on is queued on `key`.
+    ///
+    /// # Safety
+    /// `lock` is held and `from` is null or queued here.
+    unsafe fn has_waiter_from(&self, mut from: *const ThreadData, key: usize) -> bool {
+        // SAFETY: the caller holds the bucket lock, so the chain is stable.
+        unsafe {
+            while !from.is_null() {
+                if (*from).key.get() == key {
+                    return true;
+                }
+                from = (*from).next.get();
+            }
+        }
+        false
+    }
+
+    /// Reads and, if expired, re-arms the fairness timer.
+    ///
+    /// # Safety
+    /// `lock` is held.
+    unsafe fn time_to_be_fair(&self) -> bool {
+        let now = now_ns();
+        // SAFETY: the caller holds the bucket lock.
+        unsafe {
+            if now <= self.fair_timeout.get() {
+                return false;
+            }
+            let mut x = self.seed.get();
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            self.seed.set(x);
+            self.fair_timeout.set(now + u64::from(x % FAIR_INTERVAL_NS));
+        }
+        true
+    }
+}
+
+struct Table {
+    /// `2^bits` buckets, leaked on purpose: buckets move to every later table.
+    buckets: Box<[*const Bucket]>,
+    bits: u32,
+    /// The table this one replaced, kept alive forever (see the module docs).
+    _retired: *const Table,
+}
+
+impl Table {
+    /// A table of `len` (a power of two) buckets, reusing `previous`'s.
+    fn new(len: usize, previous: Option<&Table>) -> Box<Table> {
+        debug_assert!(len.is_power_of_two() && len >= 2);
+        let reused = previous.map_or(&[][..], |p| &p.buckets[..]);
+        let buckets = (0..len)
+            .map(|i| match reused.get(i) {
+                Some(&b) => b,
+                None => Box::into_raw(Box::new(Bucket::new(
+                    0x9E37_79B9u32.wrapping_mul(i as u32 + 1),
+                ))) as *const Bucket,
+            })
+            .collect();
+        Box::new(Table {
+            buckets,
+            bits: len.trailing_zeros(),
+            _retired: previous.map_or(ptr::null(), |p| p),
+        })
+    }
+
+    #[inline]
+    fn bucket(&self, key: usize) -> &'static Bucket {
+        // Fibonacci hashing: the top bits of key × 2^64/φ.
+        #[cfg(not(loom))]
+        let index = ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize;
+        // Loom replays executions and needs each to touch the same objects,
+        // but heap addresses differ between runs: every key shares bucket 0,
+        // which also model-checks the collided-queue case.
+        #[cfg(loom)]
+        let index = {
+            let _ = key;
+            0
+        };
+        // SAFETY: buckets are leaked, so they live forever.
+        unsafe { &*self.buckets[index] }
+    }
+
+    fn buckets(&self) -> impl Iterator<Item = &'static Bucket> + '_ {
+        // SAFETY: buckets are leaked, so they live forever.
+        self.buckets.iter().map(|&b| unsafe { &*b })
+    }
+}
+
+struct Globals {
+    /// The current table; null until the first park or unpark.
+    table: AtomicPtr<Table>,
+    /// Threads with a live waiter record.
+    threads: AtomicUsize,
+}
+
+#[cfg(not(loom))]
+static GLOBALS: Globals = Globals {
+    table: AtomicPtr::new(ptr::null_mut()),
+    threads: AtomicUsize::new(0),
+};
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref GLOBALS: Globals = Globals { table: AtomicPtr::new(ptr::null_mut()), threads: AtomicUsize::new(0) };
+}
+
+#[inline]
+fn globals() -> &'static Globals {
+    &GLOBALS
+}
+
+fn current_table() -> &'static Table {
+    let table = globals().table.load(Ordering::Acquire);
+    if !table.is_null() {
+        // SAFETY: published tables are never freed.
+        return unsafe { &*table };
+    }
+    let fresh = Box::into_raw(Table::new(INITIAL_BUCKETS, None));
+    match globals().table.compare_exchange(
+        ptr::null_mut(),
+        fresh,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        // SAFETY: just published; never freed from now on.
+        Ok(_) => unsafe { &*fresh },
+        Err(winner) => {
+            // SAFETY: `fresh` was never published, so nobody else can see it
+            // or its buckets.
+            unsafe {
+                let fresh = Box::from_raw(fresh);
+                for &b in fresh.buckets.iter() {
+                    drop(Box::from_raw(b as *mut Bucket));
+                }
+                &*winner
+            }
+        }
+    }
+}
+
+/// Locks the bucket that holds `key`'s queue in the current table.
+fn lock_bucket(key: usize) -> &'static Bucket {
+    loop {
+        let table = current_table();
+        let bucket = table.bucket(key);
+        bucket.lock.lock();
+        // Relaxed is enough: a table is replaced only while all its buckets are
+        // locked, and that replacement happens-before our acquiring this one.
+        if ptr::eq(globals().table.load(Ordering::Relaxed), table) {
+            return bucket;
+        }
+        // SAFETY: we locked it just above.
+        unsafe { bucket.lock.unlock() };
+    }
+}
+
+/// Makes room for `threads` threads: called when a thread first parks.
+fn grow_table(threads: usize) {
+    let old = loop {
+        let table = current_table();
+        if table.buckets.len() >= LOAD_FACTOR * threads {
+            return;
+        }
+        for b in table.buckets() {
+            b.lock.lock();
+        }
+        if ptr::eq(globals().table.load(Ordering::Relaxed), table) {
+            break table;
+        }
+        for b in table.buckets() {
+            // SAFETY: locked by the loop above.
+            unsafe { b.lock.unlock() };
+        }
+    };
+
+    let new = Table::new((LOAD_FACTOR * threads * 2).next_power_of_two(), Some(old));
+    // Take every queue apart, oldest bucket first, and re-append each waiter
+    // to its new bucket. Each address's waiters sit in one old bucket in FIFO
+    // order, so each address's order survives.
+    // SAFETY: every old bucket is locked by us; the new table's other buckets
+    // are not yet published, so nobody else can see them.
+    unsafe {
+        let mut moved: Vec<*const ThreadData> = Vec::new();
+        for b in old.buckets() {
+            let mut cur = b.head.get();
+            while !cur.is_null() {
+                moved.push(cur);
+                cur = (*cur).next.get();
+            }
+            b.head.set(ptr::null());
+            b.tail.set(ptr::null());
+        }
+        for data in moved {
+            new.bucket((*data).key.get()).push(&*data);
+        }
+    }
+    let new: &'static Table = Box::leak(new);
+    globals()
+        .table
+        .store(new as *const Table as *mut Table, Ordering::Release);
+    for b in old.buckets() {
+        // SAFETY: locked by the loop above.
+        unsafe { b.lock.unlock() };
+    }
+}
+
+/// Parks the current thread in the queue for `key`, if `validate` agrees.
+///
+/// 1. Locks `key`'s queue and calls `validate`. If it returns false, unlocks
+///    and returns [`ParkResult::Invalid`].
+/// 2. Otherwise queues this thread, unlocks, and calls `before_sleep`.
+/// 3. Sleeps until an unpark on `key` claims this thread (returning its token)
+///    or until `deadline` passes. On a timeout the thread leaves the queue and
+///    `timed_out(key, was_last)` runs under the queue's lock; `was_last` tells
+///    whether no other thread is still queued on `key`.
+///
+/// Spurious wakeups never escape: the result is `Unparked` only after an unpark.
+///
+/// # Safety
+/// - `validate` and `timed_out` run under a bucket lock: they must not panic
+///   and must not call into the ParkingLot (nor take any lock that a thread
+///   inside the ParkingLot may hold).
+/// - `before_sleep` runs with this thread queued: it must not panic and must
+///   not park (it may unpark).
+///
+/// # Panics
+/// On a thread marked unable to block ([`crate::set_thread_may_block`]).
+pub unsafe fn park_conditionally(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    before_sleep: impl FnOnce(),
+    timed_out: impl FnOnce(usize, bool),
+    deadline: Option<Instant>,
+) -> ParkResult {
+    if !thread_may_block() {
+        refuse_to_block("parking");
+    }
+    with_thread_data(|me| {
+        let bucket = lock_bucket(key);
+        if !validate() {
+            // SAFETY: locked by lock_bucket.
+            unsafe { bucket.lock.unlock() };
+            return ParkResult::Invalid;
+        }
+        // SAFETY: the bucket lock is held and this record is not queued (a
+        // thread parks once at a time).
+        unsafe {
+            me.key.set(key);
+            me.parker.prepare_park();
+            bucket.push(me);
+            bucket.lock.unlock();
+        }
+        before_sleep();
+
+        let woken = match deadline {
+            None => {
+                me.parker.park();
+                true
+            }
+            Some(deadline) => me.parker.park_until(deadline.as_nanos()),
+        };
+        // SAFETY (token reads below): the waker wrote it before claiming the
+        // parker, and we observed the claim (Acquire) or took the bucket lock after it.
+        if woken {
+            return ParkResult::Unparked(unsafe { me.token.get() });
+        }
+
+        // The deadline passed. Take the queue lock to settle the race with wakers.
+        let bucket = lock_bucket(key);
+        if !me.parker.timed_out() {
+            // A waker claimed us just in time: finish its wakeup and take its token.
+            // SAFETY: locked by lock_bucket.
+            unsafe { bucket.lock.unlock() };
+            me.parker.park();
+            return ParkResult::Unparked(unsafe { me.token.get() });
+        }
+        // SAFETY: the bucket lock is held and we are still queued in this bucket
+        // (rehashing moves waiters to the bucket lock_bucket finds for their key).
+        unsafe {
+            let mut prev: *const ThreadData = ptr::null();
+            let mut cur = bucket.head.get();
+            while !ptr::eq(cur, me) {
+                debug_assert!(
+                    !cur.is_null(),
+                    "a timed-out waiter is missing from its queue"
+                );
+                prev = cur;
+                cur = (*cur).next.get();
+            }
+            bucket.unlink(prev, me);
+            let was_last = !bucket.has_waiter_from(bucket.head.get(), key);
+            timed_out(key, was_last);
+            bucket.lock.unlock();
+        }
+        ParkResult::TimedOut
+    })
+}
+
+/// Wakes the oldest thread parked on `key`, if any. `callback` runs under the
+/// queue's lock with what was done and returns the token the woken thread
+/// receives. Returns what was done.
+///
+/// # Safety
+/// `callback` runs under a bucket lock: it must not panic and must not call
+/// into the ParkingLot.
+pub unsafe fn unpark_one(
+    key: usize,
+    callback: impl FnOnce(UnparkResult) -> UnparkToken,
+) -> UnparkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { unpark_many(key, 1, callback) }
+}
+
+/// Wakes up to `count` threads parked on `key`, oldest first. Returns how many.
+pub fn unpark_count(key: usize, count: usize) -> usize {
+    // SAFETY: the callback does nothing.
+    unsafe { unpark_many(key, count, |_| DEFAULT_UNPARK_TOKEN) }.unparked
+}
+
+/// Wakes every thread parked on `key`. Returns how many.
+pub fn unpark_all(key: usize) -> usize {
+    unpark_count(key, usize::MAX)
+}
+
+/// Wakes up to `max` threads parked on `key`, oldest first, handing each the
+/// token `callback` returns (it runs once, under the queue's lock).
+///
+/// # Safety
+/// As for [`unpark_one`].
+pub(crate) unsafe fn unpark_many(
+    key: usize,
+    max: usize,
+    callback: impl FnOnce(UnparkResult) -> UnparkToken,
+) -> UnparkResult {
+    /// Wakeups that wait until the bucket lock is released; any beyond these
+    /// are done under the lock (correct, just a longer hold), so that no
+    /// unpark allocates.
+    const DEFERRED: usize = 8;
+
+    let bucket = lock_bucket(key);
+    let mut result = UnparkResult::default();
+    // Dequeued waiters, chained through their (now free) `next` fields.
+    let mut woken_head: *const ThreadData = ptr::null();
+    let mut woken_tail: *const ThreadData = ptr::null();
+    // SAFETY: the bucket lock is held for the whole block; dequeued waiters stay
+    // parked (so their records live) until we claim their parkers below.
+    unsafe {
+        let mut prev: *const ThreadData = ptr::null();
+        let mut cur = bucket.head.get();
+        while !cur.is_null() && result.unparked < max {
+            let next = (*cur).next.get();
+            if (*cur).key.get() == key {
+                bucket.unlink(prev, &*cur);
+                (*cur).next.set(ptr::null());
+                if woken_tail.is_null() {
+                    woken_head = cur;
+                } else {
+                    (*woken_tail).next.set(cur);
+                }
+                woken_tail = cur;
+                result.unparked += 1;
+            } else {
+                prev = cur;
+            }
+            cur = next;
+        }
+        result.did_unpark = result.unparked > 0;
+        result.may_have_more = bucket.has_waiter_from(cur, key);
+        result.time_to_be_fair = result.did_unpark && bucket.time_to_be_fair();
+        let token = callback(result);
+
+        let mut deferred: [Option<UnparkHandle>; DEFERRED] = [const { None }; DEFERRED];
+        let mut n = 0;
+        let mut cur = woken_head;
+        while !cur.is_null() {
+            // Read `next` before claiming: once claimed, the thread may run on.
+            let next = (*cur).next.get();
+            (*cur).token.set(token);
+            let handle = (*cur).parker.unpark_lock();
+            if n < DEFERRED {
+                deferred[n] = Some(handle);
+                n += 1;
+            } else {
+                handle.unpark();
+            }
+            cur = next;
+        }
+        bucket.lock.unlock();
+        for handle in deferred.into_iter().flatten() {
+            handle.unpark();
+        }
+    }
+    result
+}
+
+/// How many threads are parked on `key` right now (a snapshot, O(queue)).
+/// For diagnostics and for tests that must know a waiter is queued.
+pub fn parked_count(key: usize) -> usize {
+    let bucket = lock_bucket(key);
+    let mut n = 0;
+    // SAFETY: the bucket lock is held while we walk the queue.
+    unsafe {
+        let mut cur = bucket.head.get();
+        while !cur.is_null() {
+            n += usize::from((*cur).key.get() == key);
+            cur = (*cur).next.get();
+        }
+        bucket.lock.unlock();
+    }
+    n
+}
+
+/// A snapshot of the ParkingLot's size, for embedders and tests that check
+/// that it depends on threads alone.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Threads that have a waiter record (they have parked and not exited).
+    pub threads: usize,
+    /// Buckets in the current table.
+    pub buckets: usize,
+    /// Tables replaced by growth and kept alive.
+    pub retired_tables: usize,
+    /// Bytes held: buckets plus every table's pointer array.
+    pub bytes: usize,
+}
+
+/// The ParkingLot's current size.
+pub fn stats() -> Stats {
+    let table = current_table();
+    let mut retired_tables = 0;
+    let mut bytes = table.buckets.len() * core::mem::size_of::<Bucket>();
+    let mut t: *const Table = table;
+    while !t.is_null() {
+        // SAFETY: tables are never freed.
+        let tt = unsafe { &*t };
+        bytes += core::mem::size_of::<Table>()
+            + tt.buckets.len() * core::mem::size_of::<*const Bucket>();
+        if !ptr::eq(t, table) {
+            retired_tables += 1;
+        }
+        t = tt._retired;
+    }
+    Stats {
+        threads: globals().threads.load(Ordering::Relaxed),
+        buckets: table.buckets.len(),
+        retired_tables,
+        bytes,
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU32};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn park_until_flag(flag: &AtomicBool, key: usize, deadline: Option<Instant>) -> ParkResult {
+        unsafe {
+            park_conditionally(
+                key,
+                || !flag.load(Ordering::SeqCst),
+                || {},
+                |_, _| {},
+                deadline,
+            )
+        }
+    }
+
+    #[test]
+    fn validate_false_means_invalid_and_no_sleep() {
+        let r =
+            unsafe { park_conditionally(1, || false, || panic!("must not run"), |_, _| {}, None) };
+        assert_eq!(r, ParkResult::Invalid);
+    }
+
+    #[test]
+    fn unpark_with_nobody_queued_reports_nothing() {
+        let key = &0u8 as *const u8 as usize;
+        let r = unsafe {
+            unpark_one(key, |r| {
+                assert!(!r.did_unpark && !r.may_have_more && !r.time_to_be_fair);
+                7
+            })
+        };
+        assert_eq!(r, UnparkResult::default());
+        assert_eq!(unpark_all(key), 0);
+    }
+
+    #[test]
+    fn token_reaches_the_woken_thread() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let key = Arc::as_ptr(&flag) as usize;
+        let f = flag.clone();
+        let t = std::thread::spawn(move || park_until_flag(&f, key, None));
+        loop {
+            let r = unsafe { unpark_one(key, |r| if r.did_unpark { 42 } else { 0 }) };
+            if r.did_unpark {
+                assert!(!r.may_have_more);
+                break;
+            }
+            std::thread::yield_now();
+        }
+        assert_eq!(t.join().unwrap(), ParkResult::Unparked(42));
+    }
+
+    #[test]
+    fn timeout_reports_whether_it_was_last() {
+        let flag = AtomicBool::new(false);
+        let key = &flag as *const AtomicBool as usize;
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(20);
+        let mut last = None;
+        let r = unsafe {
+            park_conditionally(
+                key,
+                || true,
+                || {},
+                |k, was_last| last = Some((k, was_last)),
+                Some(deadline),
+            )
+        };
+        assert_eq!(r, ParkResult::TimedOut);
+        assert!(Instant::now() >= deadline, "returned early");
+        assert_eq!(last, Some((key, true)));
+    }
+
+    #[test]
+    fn a_timed_out_waiter_behind_another_sees_it_was_not_last() {
+        let key = Box::into_raw(Box::new(0u64)) as usize;
+        let parked = Arc::new(AtomicU32::new(0));
+        let p = parked.clone();
+        let long = std::thread::spawn(move || unsafe {
+            park_conditionally(
+                key,
+                || {
+                    p.fetch_add(1, Ordering::SeqCst);
+                    true
+                },
+                || {},
+                |_, _| {},
+                None,
+            )
+        });
+        while parked.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        let mut last = None;
+        let r = unsafe {
+            park_conditionally(
+                key,
+                || true,
+                || {},
+                |_, w| last = Some(w),
+                Some(Instant::now() + Duration::from_millis(5)),
+            )
+        };
+        assert_eq!(r, ParkResult::TimedOut);
+        assert_eq!(last, Some(false));
+        assert_eq!(unpark_all(key), 1);
+        assert!(long.join().unwrap().is_unparked());
+        drop(unsafe { Box::from_raw(key as *mut u64) });
+    }
+
+    #[test]
+    fn unpark_count_wakes_oldest_first_and_counts() {
+        let key = Box::into_raw(Box::new(0u64)) as usize;
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let queued = Arc::new(AtomicU32::new(0));
+        let mut hs = Vec::new();
+        for i in 0..4u32 {
+            let (order, q) = (order.clone(), queued.clone());
+            hs.push(std::thread::spawn(move || {
+                let r = unsafe {
+                    park_conditionally(
+                        key,
+                        || {
+                            q.fetch_add(1, Ordering::SeqCst);
+                            true
+                        },
+                        || {},
+                        |_, _| {},
+                        None,
+                    )
+                };
+                assert!(r.is_unparked());
+                order.lock().unwrap().push(i);
+            }));
+            // Queue them one at a time so that the queue order is known.
+            while queued.load(Ordering::SeqCst) != i + 1 {
+                std::thread::yield_now();
+            }
+        }
+        let r = unsafe {
+            unpark_many(key, 2, |r| {
+                assert_eq!(r.unparked, 2);
+                assert!(r.may_have_more);
+                0
+            })
+        };
+        assert_eq!(r.unparked, 2);
+        while order.lock().unwrap().len() < 2 {
+            std::thread::yield_now();
+        }
+        let mut first_two = order.lock().unwrap().clone();
+        first_two.sort();
+        assert_eq!(first_two, vec![0, 1]);
+        assert_eq!(unpark_all(key), 2);
+        for h in hs {
+            h.join().unwrap();
+        }
+        drop(unsafe { Box::from_raw(key as *mut u64) });
+    }
+
+    #[test]
+    fn the_table_grows_with_threads_and_keeps_queues() {
+        // Park more threads than the first table holds, on a few keys, while the
+        // table grows under them; every one must still be found by its key.
+        let keys: Vec<usize> = (0..3)
+            .map(|_| Box::into_raw(Box::new(0u64)) as usize)
+            .collect();
+        let n = if cfg!(miri) { 4 } else { 24 };
+        let parked = Arc::new(AtomicU32::new(0));
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let (key, parked) = (keys[i % 3], parked.clone());
+                std::thread::spawn(move || unsafe {
+                    park_conditionally(
+                        key,
+                        || {
+                            parked.fetch_add(1, Ordering::SeqCst);
+                            true
+                        },
+                        || {},
+                        |_, _| {},
+                        None,
+                    )
+                })
+            })
+            .collect();
+        while parked.load(Ordering::SeqCst) != n as u32 {
+            std::thread::yield_now();
+        }
+        let s = stats();
+        assert!(s.buckets >= LOAD_FACTOR * n.min(s.threads), "{s:?}");
+        let woken: usize = keys.iter().map(|&k| unpark_all(k)).sum();
+        assert_eq!(woken, n);
+        for h in hs {
+            assert!(h.join().unwrap().is_unparked());
+        }
+        for k in keys {
+            drop(unsafe { Box::from_raw(k as *mut u64) });
+        }
+    }
+}

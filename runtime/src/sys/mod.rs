@@ -1,0 +1,68 @@
+//! The platform layer: a parker (sleep on a 32-bit word until woken or until
+//! a deadline), a monotonic clock and a yield. This is the only module that
+//! chooses by target; everything above it is portable.
+//!
+//! | target                                  | parker                          | clock                    |
+//! |-----------------------------------------|---------------------------------|--------------------------|
+//! | Linux, Android                          | futex (`futex.rs`)              | `CLOCK_MONOTONIC`        |
+//! | wasm32 with the `atomics` feature       | `memory.atomic.wait32/notify`   | installed by the host    |
+//! | anything else, and loom models          | std `Mutex` + `Condvar`         | `std::time::Instant`     |
+//!
+//! Every parker has the same contract, used by the ParkingLot and WordLock:
+//! - `prepare_park` (before the waiter is queued, under the queue's lock);
+//! - `park` / `park_until` (after the queue's lock is released) return once
+//!   `unpark_lock` has run, ignoring spurious wakeups; `park_until` returns
+//!   `false` if the deadline passed first;
+//! - `timed_out` (under the queue's lock, after `park_until` returned `false`)
+//!   tells whether the waiter is still unclaimed by any waker;
+//! - `unpark_lock` (under the queue's lock) claims the waiter and returns a
+//!   handle whose `unpark` (after the queue's lock is released) wakes it.
+//!   The handle may outlive the waiter's record: waking then is harmless.
+
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(loom)))]
+mod futex;
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(loom)))]
+pub(crate) use futex::{now_ns, Parker, UnparkHandle};
+
+#[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
+mod wasm;
+#[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
+pub use wasm::install_time_source;
+#[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
+pub(crate) use wasm::{now_ns, Parker, UnparkHandle};
+
+#[cfg(any(
+    loom,
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        all(target_family = "wasm", target_feature = "atomics")
+    ))
+))]
+mod portable;
+#[cfg(any(
+    loom,
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        all(target_family = "wasm", target_feature = "atomics")
+    ))
+))]
+pub(crate) use portable::{now_ns, Parker, UnparkHandle};
+
+/// Where there is a system clock, an installed time source is not needed and
+/// this returns `false`.
+#[cfg(not(all(target_family = "wasm", target_feature = "atomics", not(loom))))]
+pub fn install_time_source(_now_ns: fn() -> u64) -> bool {
+    false
+}
+
+/// Lets another thread run. wasm has no scheduler call: the spin hint is the
+/// closest there is.
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(not(target_family = "wasm"))]
+    std::thread::yield_now();
+    #[cfg(target_family = "wasm")]
+    core::hint::spin_loop();
+}

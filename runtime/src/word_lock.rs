@@ -1,0 +1,367 @@
+//! `WordLock`: a pointer-sized adaptive lock that needs no ParkingLot, so the
+//! ParkingLot can use it to guard its own buckets.
+//!
+//! It follows the barging algorithm of [`Lock`](crate::Lock), but the queue of
+//! parked threads is threaded through the waiters' own stack frames and its
+//! head is kept in the lock word itself:
+//!
+//! | bits          | name           | meaning                                          |
+//! |---------------|----------------|--------------------------------------------------|
+//! | 0             | `LOCKED`       | some thread holds the lock                       |
+//! | 1             | `QUEUE_LOCKED` | some thread is editing the queue (a spin lock)   |
+//! | the others    | queue head     | the oldest parked waiter, or null                |
+//!
+//! The head waiter's `tail` points at the newest, so enqueueing is O(1).
+//! The queue is only edited while both `LOCKED` and `QUEUE_LOCKED` are set; a
+//! thread that sets `QUEUE_LOCKED` then owns the whole word until it stores
+//! it back (no one else can change a word in that state), which is why the
+//! slow paths can store instead of CAS.
+
+use crate::sync::{self, AtomicUsize, LockedCell, Ordering};
+use crate::sys::Parker;
+use core::ptr;
+
+const LOCKED: usize = 1;
+const QUEUE_LOCKED: usize = 2;
+const QUEUE_MASK: usize = !(LOCKED | QUEUE_LOCKED);
+
+/// Spins (each a yield) before queueing, while nobody is queued: the same
+/// limit as `Lock`'s (seed 000, "Spinning").
+const SPIN_LIMIT: u32 = 40;
+
+/// A waiter's record, on its own stack for as long as it is queued.
+struct Waiter {
+    parker: Parker,
+    /// Next-newer waiter. Guarded by `QUEUE_LOCKED`.
+    next: LockedCell<*const Waiter>,
+    /// In the head only: the newest waiter. Guarded by `QUEUE_LOCKED`.
+    tail: LockedCell<*const Waiter>,
+}
+
+// The two low bits of a `*const Waiter` must be free for the flags.
+const _: () = assert!(core::mem::align_of::<Waiter>() >= 4);
+
+/// A pointer-sized lock with an inline fast path, spinning, and FIFO parking
+/// of waiters that may still be barged past (see the module docs).
+pub struct WordLock {
+    state: AtomicUsize,
+}
+
+impl WordLock {
+    /// An unlocked lock.
+    #[cfg(not(loom))]
+    pub const fn new() -> WordLock {
+        WordLock {
+            state: AtomicUsize::new(0),
+        }
+    }
+
+    /// An unlocked lock.
+    #[cfg(loom)]
+    pub fn new() -> WordLock {
+        WordLock {
+            state: AtomicUsize::new(0),
+        }
+    }
+
+    /// Acquires the lock, parking the thread if it is held for long.
+    #[inline]
+    pub fn lock(&self) {
+        if self
+            .state
+            .compare_exchange_weak(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.lock_slow();
+        }
+    }
+
+    /// Acquires the lock if it is free.
+    #[inline]
+    pub fn try_lock(&self) -> bool {
+        let state = self.state.load(Ordering::Relaxed);
+        state & LOCKED == 0
+            && self
+                .state
+                .compare_exchange(state, state | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// Releases the lock, waking the oldest waiter if there is one.
+    ///
+    /// # Safety
+    /// The lock is held (by this thread or by one that handed it over).
+    #[inline]
+    pub unsafe fn unlock(&self) {
+        if self
+            .state
+            .compare_exchange_weak(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.unlock_slow();
+        }
+    }
+
+    /// Whether some thread holds the lock (a snapshot).
+    pub fn is_locked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOCKED != 0
+    }
+
+    #[cold]
+    fn lock_slow(&self) {
+        let mut spins = 0;
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            if state & LOCKED == 0 {
+                if self
+                    .state
+                    .compare_exchange_weak(
+                        state,
+                        state | LOCKED,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            if state & QUEUE_MASK == 0 && spins < SPIN_LIMIT {
+                spins += 1;
+                sync::yield_now();
+                continue;
+            }
+            if !crate::thread_may_block() {
+                // This thread must never sleep (a browser main thread): it
+                // spins until the lock is free, without joining the queue.
+                sync::spin_loop();
+                continue;
+            }
+            if state & QUEUE_LOCKED != 0
+                || self
+                    .state
+                    .compare_exchange_weak(
+                        state,
+                        state | QUEUE_LOCKED,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_err()
+            {
+                sync::yield_now();
+                continue;
+            }
+
+            // We own the word until the store below (see the module docs).
+            let me = Waiter {
+                parker: Parker::new(),
+                next: LockedCell::new(ptr::null()),
+                tail: LockedCell::new(ptr::null()),
+            };
+            me.parker.prepare_park();
+            let me_ptr: *const Waiter = &me;
+            let head = (state & QUEUE_MASK) as *const Waiter;
+            if head.is_null() {
+                // SAFETY: QUEUE_LOCKED is ours, and `me` is not yet shared.
+                unsafe { me.tail.set(me_ptr) };
+                self.state
+                    .store(me_ptr as usize | LOCKED, Ordering::Release);
+            } else {
+                // SAFETY: QUEUE_LOCKED is ours, so the queue's records are
+                // alive (their owners stay parked until dequeued) and ours to edit.
+                unsafe {
+                    let head = &*head;
+                    (*head.tail.get()).next.set(me_ptr);
+                    head.tail.set(me_ptr);
+                }
+                self.state.store(state, Ordering::Release);
+            }
+            // Stays on the stack until an unlocker has dequeued and woken us.
+            me.parker.park();
+            spins = 0;
+        }
+    }
+
+    #[cold]
+    fn unlock_slow(&self) {
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            assert!(
+                state & LOCKED != 0,
+                "WordLock::unlock: the lock is not locked"
+            );
+            if state == LOCKED {
+                if self
+                    .state
+                    .compare_exchange_weak(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            if state & QUEUE_LOCKED != 0 {
+                sync::yield_now();
+                continue;
+            }
+            if self
+                .state
+                .compare_exchange_weak(
+                    state,
+                    state | QUEUE_LOCKED,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                break;
+            }
+        }
+
+        // We own the word until the store below.
+        let state = self.state.load(Ordering::Relaxed);
+        let head = (state & QUEUE_MASK) as *const Waiter;
+        // SAFETY: the queue is non-empty (the fast path failed while LOCKED was
+        // our only other bit) and QUEUE_LOCKED is ours, so `head` is a live,
+        // parked waiter and its fields are ours to read and edit.
+        let handle = unsafe {
+            let head = &*head;
+            let new_head = head.next.get();
+            if !new_head.is_null() {
+                (*new_head).tail.set(head.tail.get());
+            }
+            // Releases both the lock and the queue lock; the woken thread
+            // competes for the lock like everyone else (barging).
+            self.state.store(new_head as usize, Ordering::Release);
+            head.parker.unpark_lock()
+        };
+        handle.unpark();
+    }
+}
+
+impl Default for WordLock {
+    fn default() -> Self {
+        WordLock::new()
+    }
+}
+
+impl core::fmt::Debug for WordLock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("WordLock")
+            .field("locked", &self.is_locked())
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn is_one_word() {
+        assert_eq!(
+            core::mem::size_of::<WordLock>(),
+            core::mem::size_of::<usize>()
+        );
+    }
+
+    #[test]
+    fn lock_try_lock_unlock() {
+        let l = WordLock::new();
+        assert!(!l.is_locked());
+        l.lock();
+        assert!(l.is_locked());
+        assert!(!l.try_lock());
+        unsafe { l.unlock() };
+        assert!(l.try_lock());
+        unsafe { l.unlock() };
+        assert!(!l.is_locked());
+    }
+
+    #[test]
+    #[should_panic(expected = "not locked")]
+    fn unlocking_an_unlocked_lock_panics() {
+        let l = WordLock::new();
+        unsafe { l.unlock() };
+    }
+
+    #[test]
+    fn counter_stays_exact_under_contention() {
+        struct Shared {
+            lock: WordLock,
+            count: core::cell::UnsafeCell<u64>,
+        }
+        unsafe impl Sync for Shared {}
+        let threads = if cfg!(miri) { 3 } else { 8 };
+        let per = if cfg!(miri) { 50 } else { 20_000 };
+        let s = Arc::new(Shared {
+            lock: WordLock::new(),
+            count: 0.into(),
+        });
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..per {
+                        s.lock.lock();
+                        unsafe { *s.count.get() += 1 };
+                        unsafe { s.lock.unlock() };
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(unsafe { *s.count.get() }, threads * per);
+    }
+
+    #[test]
+    fn a_long_hold_parks_the_waiters_and_wakes_them_all() {
+        let l = Arc::new(WordLock::new());
+        l.lock();
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    l.lock();
+                    unsafe { l.unlock() };
+                })
+            })
+            .collect();
+        // Wait until every waiter has given up spinning and queued.
+        let mut queued = 0;
+        while queued < 3 {
+            std::thread::yield_now();
+            let head = (l.state.load(Ordering::Acquire) & QUEUE_MASK) as *const Waiter;
+            queued = 0;
+            if l.state.load(Ordering::Acquire) & QUEUE_LOCKED == 0 && !head.is_null() {
+                // Count the queue while holding it, as the algorithm would.
+                if l.state
+                    .compare_exchange(
+                        head as usize | LOCKED,
+                        head as usize | LOCKED | QUEUE_LOCKED,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+                {
+                    let mut p = head;
+                    while !p.is_null() {
+                        queued += 1;
+                        p = unsafe { (*p).next.get() };
+                    }
+                    l.state.store(head as usize | LOCKED, Ordering::Release);
+                }
+            }
+        }
+        unsafe { l.unlock() };
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert!(!l.is_locked());
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+}

@@ -1,0 +1,663 @@
+/*
+ * parklot_test.c - tests the C ABI of libparklot.a (runtime/include/parklot.h)
+ * from C, with pthreads.
+ *
+ * Prints one line per check ("ok   ..." or "FAIL ...") and finally
+ * "c-abi: N passed, M failed"; exits 0 only if nothing failed. A watchdog
+ * turns a hang (a wait that never returns) into a failure too.
+ *
+ * Built and run by scripts/c-abi-test.sh.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "parklot.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MS ((int64_t)1000000)          /* one millisecond in nanoseconds */
+#define LONG_WAIT (30000 * MS)         /* "forever", but a broken library times out */
+#define POLL_LIMIT_MS 10000            /* how long to poll for another thread */
+#define WATCHDOG_SECONDS 300           /* generous: qemu-user is slow */
+
+/* ---- reporting ----------------------------------------------------------- */
+
+static int passed, failed;
+
+static void check(int ok, const char *name)
+{
+    if (ok) {
+        passed++;
+        printf("ok   %s\n", name);
+    } else {
+        failed++;
+        printf("FAIL %s\n", name);
+    }
+}
+
+static void check_eq(long long got, long long want, const char *name)
+{
+    if (got == want) {
+        check(1, name);
+    } else {
+        failed++;
+        printf("FAIL %s: got %lld, want %lld\n", name, got, want);
+    }
+}
+
+/* A check that the call took at least `min_ns`, with the time in its line. */
+static void check_not_early(int64_t elapsed_ns, int64_t min_ns, const char *what)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s did not return before its %.0f ms timeout (took %.2f ms)",
+             what, (double)min_ns / MS, (double)elapsed_ns / MS);
+    check(elapsed_ns >= min_ns, name);
+}
+
+static void on_watchdog(int sig)
+{
+    static const char msg[] = "FAIL watchdog: the test hung\nc-abi: watchdog fired\n";
+    ssize_t ignored = write(STDOUT_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    (void)sig;
+    _exit(3);
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static pthread_t spawn(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, fn, arg) != 0) {
+        perror("pthread_create");
+        exit(2);
+    }
+    return t;
+}
+
+/* Words that other threads wait on with parklot_wait32 are accessed atomically. */
+static int32_t load32(const int32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+static int32_t bump32(int32_t *p) { return __atomic_fetch_add(p, 1, __ATOMIC_SEQ_CST); }
+
+/* Polls until *p == want; returns 0 if that took longer than POLL_LIMIT_MS. */
+static int poll_until(const int32_t *p, int32_t want)
+{
+    int64_t deadline = now_ns() + POLL_LIMIT_MS * MS;
+    while (load32(p) != want) {
+        if (now_ns() > deadline)
+            return 0;
+        sched_yield();
+    }
+    return 1;
+}
+
+/* Notifies one waiter on addr, retrying until a waiter is there to be woken.
+ * Returns the last parklot_notify result: 1, or 0 if nobody ever came. */
+static uint64_t notify_until_woken(const void *addr)
+{
+    int64_t deadline = now_ns() + POLL_LIMIT_MS * MS;
+    uint64_t woken;
+    while ((woken = parklot_notify(addr, 1)) == 0 && now_ns() < deadline)
+        sleep_ms(1);
+    return woken;
+}
+
+/* ---- lock: single-threaded ------------------------------------------------ */
+
+static void test_sizes(void)
+{
+    check_eq((long long)sizeof(parklot_lock_t), 1, "sizeof(parklot_lock_t) == 1");
+    check_eq((long long)sizeof(parklot_condition_t), 1, "sizeof(parklot_condition_t) == 1");
+}
+
+static void test_lock_basics(void)
+{
+    parklot_lock_t l = PARKLOT_LOCK_INIT;
+    check_eq(parklot_is_locked(&l), 0, "a new lock is unlocked");
+    check_eq(parklot_lock(&l), 0, "lock returns 0");
+    check_eq(parklot_is_locked(&l), 1, "is_locked is 1 after lock");
+    check_eq(parklot_try_lock(&l), 0, "try_lock on a held lock returns 0");
+    check_eq(parklot_unlock(&l), 0, "unlock returns 0");
+    check_eq(parklot_is_locked(&l), 0, "is_locked is 0 after unlock");
+    check_eq(parklot_try_lock(&l), 1, "try_lock on a free lock returns 1");
+    check_eq(parklot_is_locked(&l), 1, "is_locked is 1 after try_lock");
+    check_eq(parklot_unlock_fair(&l), 0, "unlock_fair returns 0");
+    check_eq(parklot_try_lock_for(&l, 0), 1, "try_lock_for(0) on a free lock returns 1");
+    check_eq(parklot_unlock(&l), 0, "unlock after try_lock_for returns 0");
+    check_eq(parklot_try_lock_for(&l, -1), 1, "try_lock_for(forever) on a free lock returns 1");
+    check_eq(parklot_unlock(&l), 0, "unlock after try_lock_for(forever) returns 0");
+}
+
+static void test_unlock_unlocked(void)
+{
+    parklot_lock_t l = PARKLOT_LOCK_INIT;
+    check_eq(parklot_unlock(&l), PARKLOT_ENOTLOCKED, "unlock of an unlocked lock -> PARKLOT_ENOTLOCKED");
+    check_eq(parklot_is_locked(&l), 0, "... and the lock is still unlocked");
+    /* White-box: "touches nothing" means the byte too, not just the LOCKED bit. */
+    check_eq(l.state, 0, "... and its state byte is untouched");
+    check_eq(parklot_unlock_fair(&l), PARKLOT_ENOTLOCKED, "unlock_fair of an unlocked lock -> PARKLOT_ENOTLOCKED");
+
+    parklot_lock(&l);
+    parklot_unlock(&l);
+    check_eq(parklot_unlock(&l), PARKLOT_ENOTLOCKED, "a second unlock -> PARKLOT_ENOTLOCKED");
+    check_eq(parklot_try_lock(&l), 1, "after a bad unlock the lock can still be taken");
+    parklot_unlock(&l);
+}
+
+static void test_null_pointers(void)
+{
+    parklot_lock_t held = PARKLOT_LOCK_INIT;
+    parklot_condition_t cond = PARKLOT_CONDITION_INIT;
+    parklot_lock(&held); /* so that only the NULL can be wrong below */
+
+    check_eq(parklot_lock(NULL), PARKLOT_EINVAL, "lock(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_try_lock(NULL), PARKLOT_EINVAL, "try_lock(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_try_lock_for(NULL, 0), PARKLOT_EINVAL, "try_lock_for(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_unlock(NULL), PARKLOT_EINVAL, "unlock(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_unlock_fair(NULL), PARKLOT_EINVAL, "unlock_fair(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_is_locked(NULL), PARKLOT_EINVAL, "is_locked(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_condition_wait(NULL, &held, 0), PARKLOT_EINVAL, "condition_wait(NULL, lock) -> PARKLOT_EINVAL");
+    check_eq(parklot_condition_wait(&cond, NULL, 0), PARKLOT_EINVAL, "condition_wait(cond, NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_condition_notify_one(NULL), PARKLOT_EINVAL, "condition_notify_one(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_condition_notify_all(NULL), PARKLOT_EINVAL, "condition_notify_all(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_wait32(NULL, 0, 0), PARKLOT_EINVAL, "wait32(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_wait64(NULL, 0, 0), PARKLOT_EINVAL, "wait64(NULL) -> PARKLOT_EINVAL");
+    /* notify accepts any address: nobody can be waiting on a bad one. */
+    check_eq((long long)parklot_notify(NULL, PARKLOT_NOTIFY_ALL), 0, "notify(NULL) -> 0");
+
+    check_eq(parklot_is_locked(&held), 1, "the NULL-cond condition_wait left the lock held");
+    parklot_unlock(&held);
+}
+
+/* ---- lock: threads ------------------------------------------------------- */
+
+#define COUNTER_THREADS 8
+#define COUNTER_ITERATIONS 100000
+
+/* The lock byte sits right next to the data it guards, as in real structs:
+ * the lock must not disturb its neighbour either. */
+struct counter {
+    parklot_lock_t lock;
+    long value; /* plain, non-atomic: only the lock protects it */
+};
+
+static void *counter_thread(void *arg)
+{
+    struct counter *c = arg;
+    intptr_t errors = 0;
+    for (int i = 0; i < COUNTER_ITERATIONS; i++) {
+        errors += parklot_lock(&c->lock) != 0;
+        c->value++;
+        errors += parklot_unlock(&c->lock) != 0;
+    }
+    return (void *)errors;
+}
+
+static void test_counter(void)
+{
+    struct counter c = { PARKLOT_LOCK_INIT, 0 };
+    pthread_t threads[COUNTER_THREADS];
+    long long errors = 0;
+
+    for (int i = 0; i < COUNTER_THREADS; i++)
+        threads[i] = spawn(counter_thread, &c);
+    for (int i = 0; i < COUNTER_THREADS; i++) {
+        void *ret;
+        pthread_join(threads[i], &ret);
+        errors += (intptr_t)ret;
+    }
+    check_eq(c.value, (long long)COUNTER_THREADS * COUNTER_ITERATIONS,
+             "8 threads x 100000 increments of a plain counter under one lock are exact");
+    check_eq(errors, 0, "... and every lock/unlock in them returned 0");
+    check_eq(parklot_is_locked(&c.lock), 0, "... and the lock ends up unlocked");
+}
+
+static void test_try_lock_for_timeout(void)
+{
+    parklot_lock_t l = PARKLOT_LOCK_INIT;
+    parklot_lock(&l);
+
+    int64_t start = now_ns();
+    int32_t got = parklot_try_lock_for(&l, 20 * MS);
+    int64_t elapsed = now_ns() - start;
+
+    check_eq(got, 0, "try_lock_for(20 ms) on a held lock times out (0)");
+    check_not_early(elapsed, 20 * MS, "try_lock_for");
+    check_eq(parklot_is_locked(&l), 1, "... and the lock is still held");
+    parklot_unlock(&l);
+    check_eq(parklot_try_lock(&l), 1, "... and once released it can be taken");
+    parklot_unlock(&l);
+}
+
+/* Locks have no owner, so a helper thread may release the main thread's lock. */
+static void *unlock_later_thread(void *arg)
+{
+    sleep_ms(20);
+    parklot_unlock(arg);
+    return NULL;
+}
+
+static void test_try_lock_for_success(void)
+{
+    parklot_lock_t l = PARKLOT_LOCK_INIT;
+    parklot_lock(&l);
+    pthread_t t = spawn(unlock_later_thread, &l);
+
+    int64_t start = now_ns();
+    int32_t got = parklot_try_lock_for(&l, LONG_WAIT);
+    int64_t elapsed = now_ns() - start;
+    pthread_join(t, NULL);
+
+    check_eq(got, 1, "try_lock_for gets the lock when its holder releases it");
+    check(elapsed < LONG_WAIT / 2, "... well before its timeout (the waiter was woken)");
+    parklot_unlock(&l);
+}
+
+/* ---- condition ----------------------------------------------------------- */
+
+#define RING_SIZE 4
+#define PRODUCERS 2
+#define CONSUMERS 2
+#define ITEMS_PER_PRODUCER 10000
+#define TOTAL_ITEMS (PRODUCERS * ITEMS_PER_PRODUCER)
+
+/* A bounded ring buffer: everything but `seen` is guarded by `lock`. */
+struct ring {
+    parklot_lock_t lock;
+    parklot_condition_t not_empty;
+    parklot_condition_t not_full;
+    int32_t items[RING_SIZE];
+    int head;      /* index of the oldest item */
+    int count;     /* items in the buffer */
+    int taken;     /* items removed so far, by all consumers */
+    int bad_waits; /* condition_wait results other than 1 ("notified") */
+    unsigned char seen[TOTAL_ITEMS + 1]; /* times each item was received (atomic) */
+};
+
+struct producer { struct ring *ring; int32_t first; };
+struct consumer { struct ring *ring; long long sum; long long received; };
+
+/* Waits forever; with no timeout, anything but 1 is a library bug. */
+static void ring_wait(struct ring *r, parklot_condition_t *cond)
+{
+    if (parklot_condition_wait(cond, &r->lock, -1) != 1)
+        r->bad_waits++;
+}
+
+static void *producer_thread(void *arg)
+{
+    struct producer *p = arg;
+    struct ring *r = p->ring;
+    for (int32_t i = 0; i < ITEMS_PER_PRODUCER; i++) {
+        parklot_lock(&r->lock);
+        while (r->count == RING_SIZE)
+            ring_wait(r, &r->not_full);
+        r->items[(r->head + r->count) % RING_SIZE] = p->first + i;
+        r->count++;
+        parklot_condition_notify_one(&r->not_empty);
+        parklot_unlock(&r->lock);
+    }
+    return NULL;
+}
+
+/* Takes the next item, or returns 0 once all items have been taken. */
+static int32_t ring_take(struct ring *r)
+{
+    int32_t item = 0;
+    parklot_lock(&r->lock);
+    while (r->count == 0 && r->taken < TOTAL_ITEMS)
+        ring_wait(r, &r->not_empty);
+    if (r->count > 0) {
+        item = r->items[r->head];
+        r->head = (r->head + 1) % RING_SIZE;
+        r->count--;
+        r->taken++;
+        parklot_condition_notify_one(&r->not_full);
+        /* The last item: the other consumer may be waiting for an item that
+         * will never come, so let it see that we are done. */
+        if (r->taken == TOTAL_ITEMS)
+            parklot_condition_notify_all(&r->not_empty);
+    }
+    parklot_unlock(&r->lock);
+    return item;
+}
+
+static void *consumer_thread(void *arg)
+{
+    struct consumer *c = arg;
+    int32_t item;
+    while ((item = ring_take(c->ring)) != 0) {
+        c->sum += item;
+        c->received++;
+        __atomic_fetch_add(&c->ring->seen[item], 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void test_producer_consumer(void)
+{
+    static struct ring ring; /* zeroed: PARKLOT_*_INIT and an empty buffer */
+    struct producer producers[PRODUCERS];
+    struct consumer consumers[CONSUMERS];
+    pthread_t threads[PRODUCERS + CONSUMERS];
+
+    for (int i = 0; i < CONSUMERS; i++) {
+        consumers[i] = (struct consumer){ &ring, 0, 0 };
+        threads[i] = spawn(consumer_thread, &consumers[i]);
+    }
+    for (int i = 0; i < PRODUCERS; i++) {
+        /* Producer i sends i*ITEMS_PER_PRODUCER+1 ...: together, 1..TOTAL_ITEMS. */
+        producers[i] = (struct producer){ &ring, i * ITEMS_PER_PRODUCER + 1 };
+        threads[CONSUMERS + i] = spawn(producer_thread, &producers[i]);
+    }
+    for (int i = 0; i < PRODUCERS + CONSUMERS; i++)
+        pthread_join(threads[i], NULL);
+
+    long long sum = 0, received = 0, not_once = 0;
+    for (int i = 0; i < CONSUMERS; i++) {
+        sum += consumers[i].sum;
+        received += consumers[i].received;
+    }
+    for (int v = 1; v <= TOTAL_ITEMS; v++)
+        not_once += ring.seen[v] != 1;
+
+    check_eq(received, TOTAL_ITEMS, "producer/consumer: 20000 items received");
+    check_eq(sum, (long long)TOTAL_ITEMS * (TOTAL_ITEMS + 1) / 2, "producer/consumer: the items' sum is right");
+    check_eq(not_once, 0, "producer/consumer: every item received exactly once");
+    check_eq(ring.bad_waits, 0, "producer/consumer: every condition_wait(forever) returned 1");
+}
+
+static void test_condition_timeout(void)
+{
+    parklot_lock_t l = PARKLOT_LOCK_INIT;
+    parklot_condition_t c = PARKLOT_CONDITION_INIT;
+
+    check_eq(parklot_condition_wait(&c, &l, 10 * MS), PARKLOT_ENOTLOCKED,
+             "condition_wait on an unlocked lock -> PARKLOT_ENOTLOCKED");
+    check_eq(parklot_condition_notify_one(&c), 0, "condition_notify_one with no waiter -> 0");
+    check_eq(parklot_condition_notify_all(&c), 0, "condition_notify_all with no waiter -> 0");
+
+    parklot_lock(&l);
+    int64_t start = now_ns();
+    int32_t got = parklot_condition_wait(&c, &l, 20 * MS);
+    int64_t elapsed = now_ns() - start;
+
+    check_eq(got, 0, "condition_wait(20 ms) with nobody notifying times out (0)");
+    check_not_early(elapsed, 20 * MS, "condition_wait");
+    check_eq(parklot_is_locked(&l), 1, "... and it returns with the lock held again");
+    parklot_unlock(&l);
+}
+
+#define COND_WAITERS 3
+
+struct cond_waiters {
+    parklot_lock_t lock;
+    parklot_condition_t cond;
+    int waiting;            /* guarded by lock */
+    int32_t results[COND_WAITERS];
+};
+
+struct cond_waiter { struct cond_waiters *shared; int id; };
+
+static void *cond_waiter_thread(void *arg)
+{
+    struct cond_waiter *w = arg;
+    struct cond_waiters *s = w->shared;
+    parklot_lock(&s->lock);
+    s->waiting++;
+    s->results[w->id] = parklot_condition_wait(&s->cond, &s->lock, LONG_WAIT);
+    parklot_unlock(&s->lock);
+    return NULL;
+}
+
+/* Returns holding the lock once n threads are inside condition_wait. A waiter
+ * bumps `waiting` and calls condition_wait without letting go of the lock,
+ * and condition_wait queues the thread before it releases the lock: so when
+ * we hold the lock and see n, all n are queued and a notify must find them. */
+static int lock_when_waiting(struct cond_waiters *s, int n)
+{
+    int64_t deadline = now_ns() + POLL_LIMIT_MS * MS;
+    for (;;) {
+        parklot_lock(&s->lock);
+        if (s->waiting == n)
+            return 1;
+        parklot_unlock(&s->lock);
+        if (now_ns() > deadline)
+            return 0;
+        sched_yield();
+    }
+}
+
+static void test_condition_notify(void)
+{
+    static struct cond_waiters s;
+    struct cond_waiter args[COND_WAITERS];
+    pthread_t threads[COND_WAITERS];
+
+    /* notify_one: exactly one queued waiter, found at the first try. */
+    args[0] = (struct cond_waiter){ &s, 0 };
+    threads[0] = spawn(cond_waiter_thread, &args[0]);
+    int32_t one = lock_when_waiting(&s, 1) ? parklot_condition_notify_one(&s.cond) : -100;
+    parklot_unlock(&s.lock);
+    pthread_join(threads[0], NULL);
+    check_eq(one, 1, "condition_notify_one with a queued waiter -> 1");
+    check_eq(s.results[0], 1, "condition_wait returns 1 when notified");
+
+    /* notify_all: counts every queued waiter. */
+    s.waiting = 0;
+    for (int i = 0; i < COND_WAITERS; i++) {
+        args[i] = (struct cond_waiter){ &s, i };
+        threads[i] = spawn(cond_waiter_thread, &args[i]);
+    }
+    int64_t all = lock_when_waiting(&s, COND_WAITERS) ? parklot_condition_notify_all(&s.cond) : -100;
+    parklot_unlock(&s.lock);
+    for (int i = 0; i < COND_WAITERS; i++)
+        pthread_join(threads[i], NULL);
+    check_eq(all, COND_WAITERS, "condition_notify_all with 3 queued waiters -> 3");
+    check_eq(s.results[0] + s.results[1] + s.results[2], COND_WAITERS, "... and each of them returned 1");
+}
+
+/* ---- wait32 / wait64 / notify -------------------------------------------- */
+
+struct word_waiter {
+    int32_t word32;
+    int64_t word64;
+    int32_t result;
+};
+
+static void *wait32_thread(void *arg)
+{
+    struct word_waiter *w = arg;
+    w->result = parklot_wait32(&w->word32, w->word32, LONG_WAIT);
+    return NULL;
+}
+
+static void *wait64_thread(void *arg)
+{
+    struct word_waiter *w = arg;
+    w->result = parklot_wait64(&w->word64, w->word64, LONG_WAIT);
+    return NULL;
+}
+
+/* A 32-bit wait on the first half of the 64-bit word (both halves are 0). */
+static void *wait32_on_word64_thread(void *arg)
+{
+    struct word_waiter *w = arg;
+    w->result = parklot_wait32((const int32_t *)(const void *)&w->word64, 0, LONG_WAIT);
+    return NULL;
+}
+
+/* Starts `fn` waiting on `addr`, notifies it, and returns what its wait returned;
+ * *woken gets the notify's result. */
+static int32_t wait_and_notify(void *(*fn)(void *), struct word_waiter *w, const void *addr, uint64_t *woken)
+{
+    pthread_t t = spawn(fn, w);
+    *woken = notify_until_woken(addr);
+    pthread_join(t, NULL);
+    return w->result;
+}
+
+static void test_wait32(void)
+{
+    struct word_waiter w = { 5, 0, -100 };
+    uint64_t woken;
+
+    /* A finite timeout everywhere: a wrong result fails instead of hanging. */
+    check_eq(parklot_wait32(&w.word32, 4, 1000 * MS), PARKLOT_WAIT_NOT_EQUAL, "wait32 with a wrong value -> NOT_EQUAL");
+
+    int64_t start = now_ns();
+    int32_t got = parklot_wait32(&w.word32, 5, 1 * MS);
+    int64_t elapsed = now_ns() - start;
+    check_eq(got, PARKLOT_WAIT_TIMED_OUT, "wait32 with a 1 ms timeout -> TIMED_OUT");
+    check_not_early(elapsed, 1 * MS, "wait32");
+
+    got = wait_and_notify(wait32_thread, &w, &w.word32, &woken);
+    check_eq((long long)woken, 1, "notify(addr, 1) wakes a wait32 waiter and returns 1");
+    check_eq(got, PARKLOT_WAIT_OK, "wait32 returns OK when notified");
+}
+
+static void test_wait64(void)
+{
+    struct word_waiter w = { 0, (int64_t)1 << 40, -100 };
+    uint64_t woken;
+
+    /* The low 32 bits of 1<<40 are 0: only a full 64-bit compare says NOT_EQUAL. */
+    check_eq(parklot_wait64(&w.word64, 0, 1000 * MS), PARKLOT_WAIT_NOT_EQUAL, "wait64 compares all 64 bits (NOT_EQUAL)");
+    check_eq(parklot_wait64(&w.word64, (int64_t)1 << 40, 1 * MS), PARKLOT_WAIT_TIMED_OUT, "wait64 with a 1 ms timeout -> TIMED_OUT");
+
+    int32_t got = wait_and_notify(wait64_thread, &w, &w.word64, &woken);
+    check_eq((long long)woken, 1, "notify(addr, 1) wakes a wait64 waiter and returns 1");
+    check_eq(got, PARKLOT_WAIT_OK, "wait64 returns OK when notified");
+
+    w.word64 = 0;
+    w.result = -100;
+    got = wait_and_notify(wait32_on_word64_thread, &w, &w.word64, &woken);
+    check_eq(got, PARKLOT_WAIT_OK, "a wait32 and a notify on a 64-bit word's address share one list");
+}
+
+static void test_misaligned(void)
+{
+    int64_t buf[2] = { 0, 0 };
+    /* Forming these pointers is formally undefined in C, but it is exactly the
+     * caller mistake the library must catch, and gcc passes the address on. A
+     * library that missed it would wait (value 0 == expected 0) and time out. */
+    const int32_t *odd32 = (const int32_t *)(const void *)((const char *)buf + 1);
+    const int64_t *odd64 = (const int64_t *)(const void *)((const char *)buf + 1);
+    const int64_t *half64 = (const int64_t *)(const void *)((const char *)buf + 4);
+
+    check_eq(parklot_wait32(odd32, 0, 0), PARKLOT_EINVAL, "wait32 on a misaligned address -> PARKLOT_EINVAL");
+    check_eq(parklot_wait64(odd64, 0, 0), PARKLOT_EINVAL, "wait64 on a misaligned address -> PARKLOT_EINVAL");
+    check_eq(parklot_wait64(half64, 0, 0), PARKLOT_EINVAL, "wait64 on a 4- but not 8-aligned address -> PARKLOT_EINVAL");
+}
+
+static void test_notify_no_waiter(void)
+{
+    int32_t word = 0;
+    check_eq((long long)parklot_notify(&word, 1), 0, "notify(addr, 1) with no waiter -> 0");
+    check_eq((long long)parklot_notify(&word, PARKLOT_NOTIFY_ALL), 0, "notify(addr, ALL) with no waiter -> 0");
+}
+
+#define FIFO_WAITERS 3
+#define QUEUE_SETTLE_MS 50 /* time for a thread to get from its bump into the queue */
+
+struct fifo {
+    int32_t word;                   /* waited on; stays 0 */
+    int32_t queued;                 /* bumped by each waiter just before it waits */
+    int32_t woken;                  /* next free slot in `order` */
+    int32_t order[FIFO_WAITERS];    /* ids, in the order the waiters woke */
+    int32_t results[FIFO_WAITERS];
+};
+
+struct fifo_waiter { struct fifo *fifo; int32_t id; };
+
+static void *fifo_waiter_thread(void *arg)
+{
+    struct fifo_waiter *w = arg;
+    struct fifo *f = w->fifo;
+    bump32(&f->queued);
+    f->results[w->id] = parklot_wait32(&f->word, 0, LONG_WAIT);
+    __atomic_store_n(&f->order[bump32(&f->woken)], w->id, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void test_notify_fifo(void)
+{
+    static struct fifo f;
+    struct fifo_waiter args[FIFO_WAITERS];
+    pthread_t threads[FIFO_WAITERS];
+    int in_order = 1, one_each = 1, all_ok = 1;
+
+    /* Queue the waiters one at a time, so that the queue order is 0, 1, 2. */
+    for (int32_t i = 0; i < FIFO_WAITERS; i++) {
+        args[i] = (struct fifo_waiter){ &f, i };
+        threads[i] = spawn(fifo_waiter_thread, &args[i]);
+        poll_until(&f.queued, i + 1);
+        sleep_ms(QUEUE_SETTLE_MS);
+    }
+    /* Wake them one at a time, letting each record itself before the next
+     * notify, so that the recorded order is the wake order. */
+    for (int32_t i = 0; i < FIFO_WAITERS; i++) {
+        one_each &= parklot_notify(&f.word, 1) == 1;
+        poll_until(&f.woken, i + 1);
+    }
+    for (int i = 0; i < FIFO_WAITERS; i++) {
+        pthread_join(threads[i], NULL);
+        in_order &= f.order[i] == i;
+        all_ok &= f.results[i] == PARKLOT_WAIT_OK;
+    }
+
+    char name[120];
+    snprintf(name, sizeof name, "notify wakes waiters in FIFO order (queued 0 1 2, woke %d %d %d)",
+             (int)f.order[0], (int)f.order[1], (int)f.order[2]);
+    check(in_order, name);
+    check(one_each, "... each notify(addr, 1) woke exactly one");
+    check(all_ok, "... and each wait32 returned OK");
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* keep the lines so far if we crash */
+    signal(SIGALRM, on_watchdog);
+    alarm(WATCHDOG_SECONDS);
+
+    test_sizes();
+    test_lock_basics();
+    test_unlock_unlocked();
+    test_null_pointers();
+    test_counter();
+    test_try_lock_for_timeout();
+    test_try_lock_for_success();
+    test_producer_consumer();
+    test_condition_timeout();
+    test_condition_notify();
+    test_wait32();
+    test_wait64();
+    test_misaligned();
+    test_notify_no_waiter();
+    test_notify_fifo();
+
+    printf("c-abi: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

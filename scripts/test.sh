@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every parklot test, after installing what they need (scripts/setup.sh):
+#
+#   1. formatting and clippy
+#   2. native tests on x86-64: unit, stress, memory, doc tests
+#   3. the C ABI test program, linked against the static library
+#   4. loom model checking of the core's races
+#   5. Miri on the unit tests
+#   6. ARM64: the Rust tests and the C test under qemu-user
+#   7. wasm32: the core builds with and without the atomics feature
+#   8. a smoke run of the main command's contention demo
+#
+# Ends with one line, "parklot: N passed, M failed", counting every test
+# that ran; exits non-zero if any step failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/toolchain.env
+
+bash scripts/setup.sh test
+
+logs=target/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+step() { printf '\n== %s\n' "$*"; }
+
+# Runs a command, keeping its output in $logs/<name>.log for the tally.
+run() {
+  local name=$1
+  shift
+  "$@" 2>&1 | tee "$logs/$name.log"
+}
+
+step "format and lints"
+cargo fmt --all --check
+cargo clippy --quiet --workspace --all-targets -- -D warnings
+
+step "native tests (x86-64)"
+run native cargo test --workspace
+
+step "C ABI (x86-64)"
+run c-abi bash scripts/c-abi-test.sh
+
+step "loom model checking"
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+  run loom cargo test -p parklot --test loom --release
+
+step "Miri (unit tests)"
+MIRIFLAGS="-Zmiri-permissive-provenance" run miri cargo "+$NIGHTLY" miri test -p parklot --lib
+
+step "ARM64 under qemu (Rust tests and C ABI)"
+PARKLOT_STRESS_SCALE=0.1 run arm64 cargo test -p parklot --target aarch64-unknown-linux-gnu
+run c-abi-arm64 bash scripts/c-abi-test.sh --target aarch64-unknown-linux-gnu
+
+step "wasm32 builds (atomics: memory.atomic parker; without: portable parker)"
+CARGO_TARGET_DIR=target/wasm-check \
+  RUSTFLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals" \
+  cargo "+$NIGHTLY" check --quiet -p parklot --lib --target wasm32-unknown-unknown
+CARGO_TARGET_DIR=target/wasm-check-plain \
+  cargo "+$NIGHTLY" check --quiet -p parklot --lib --target wasm32-unknown-unknown
+echo "wasm32 check: ok"
+
+step "main command smoke (contention demo, correctness only)"
+cargo run --quiet --release -p parklot-bench --bin contend -- --threads 1,4 --ms 50 --rounds 1
+
+step "summary"
+# cargo and libtest print "test result: ok. N passed; M failed; ..."; the C
+# test prints "c-abi: N passed, M failed".
+cat "$logs"/*.log | awk '
+  /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+  /^c-abi: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
+  END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
+'
