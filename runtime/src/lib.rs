@@ -63,3 +63,8 @@ pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, DEFAULT_SPIN_LIMIT};
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use word_lock::WordLock;
+
+/// The README's Rust examples, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -80,7 +80,7 @@ impl UnparkHandle {
         // waiter lists; the word may have been reused, which at worst causes a
         // spurious wakeup that every parker tolerates.
         unsafe {
-            memory_atomic_notify(self.word, 1);
+            memory_atomic_notify(self.word as *mut i32, 1);
         }
     }
 }
