@@ -4,8 +4,8 @@
 //!
 //! | target                                  | parker                          | clock                    |
 //! |-----------------------------------------|---------------------------------|--------------------------|
-//! | Linux, Android                          | futex (`futex.rs`)              | `CLOCK_MONOTONIC`        |
-//! | wasm32 with the `atomics` feature       | `memory.atomic.wait32/notify`   | installed by the host    |
+//! | Linux, Android                          | word parker on futex (`futex.rs`) | `CLOCK_MONOTONIC`      |
+//! | wasm32 with the `atomics` feature       | word parker on `memory.atomic.wait32/notify` (`wasm.rs`) | installed by the host |
 //! | anything else, and loom models          | std `Mutex` + `Condvar`         | `std::time::Instant`     |
 //!
 //! Every parker has the same contract, used by the ParkingLot and WordLock:
@@ -20,16 +20,36 @@
 //!   The handle may outlive the waiter's record: waking then is harmless.
 
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(loom)))]
-mod futex;
-#[cfg(all(any(target_os = "linux", target_os = "android"), not(loom)))]
-pub(crate) use futex::{now_ns, Parker, UnparkHandle};
+#[path = "futex.rs"]
+mod platform;
 
 #[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
-mod wasm;
+#[path = "wasm.rs"]
+mod platform;
 #[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
-pub use wasm::install_time_source;
-#[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
-pub(crate) use wasm::{now_ns, Parker, UnparkHandle};
+pub use platform::install_time_source;
+
+#[cfg(all(
+    any(
+        target_os = "linux",
+        target_os = "android",
+        all(target_family = "wasm", target_feature = "atomics")
+    ),
+    not(loom)
+))]
+mod word_parker;
+#[cfg(all(
+    any(
+        target_os = "linux",
+        target_os = "android",
+        all(target_family = "wasm", target_feature = "atomics")
+    ),
+    not(loom)
+))]
+pub(crate) use {
+    platform::now_ns,
+    word_parker::{Parker, UnparkHandle},
+};
 
 #[cfg(any(
     loom,

@@ -1,16 +1,6 @@
-//! wasm32 parker on `memory.atomic.wait32` / `memory.atomic.notify`, for
-//! modules built with the `atomics` target feature and a shared memory.
-//!
-//! State word, one per waiter record (the same protocol as `futex.rs`):
-//!
-//! | value | meaning                                            |
-//! |-------|----------------------------------------------------|
-//! | 0     | not parked, or claimed by a waker (`unpark_lock`)  |
-//! | 1     | parked: queued and waiting to be claimed           |
-//!
-//! Because the word lives in linear memory, a thread that cannot block (a
-//! browser page's main thread) can wait on the same word from JavaScript with
-//! `Atomics.waitAsync`; `memory.atomic.notify` wakes both kinds of waiter.
+//! wasm32 wait and wake on `memory.atomic.wait32` / `memory.atomic.notify`,
+//! for modules built with the `atomics` target feature and a shared memory,
+//! and the clock the embedder installs.
 //!
 //! wasm32-unknown-unknown has no clock. The embedder (the wasm crate, on every
 //! thread's start) installs one with [`install_time_source`]; until then time
@@ -19,77 +9,21 @@
 use core::arch::wasm32::{memory_atomic_notify, memory_atomic_wait32};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-const IDLE: u32 = 0;
-const PARKED: u32 = 1;
-
-pub(crate) struct Parker {
-    state: AtomicU32,
-}
-
-impl Parker {
-    pub(crate) const fn new() -> Self {
-        Parker {
-            state: AtomicU32::new(IDLE),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn prepare_park(&self) {
-        self.state.store(PARKED, Ordering::Relaxed);
-    }
-
-    pub(crate) fn park(&self) {
-        while self.state.load(Ordering::Acquire) != IDLE {
-            wait(&self.state, -1);
-        }
-    }
-
-    pub(crate) fn park_until(&self, deadline_ns: u64) -> bool {
-        while self.state.load(Ordering::Acquire) != IDLE {
-            let now = now_ns();
-            if now >= deadline_ns {
-                return false;
-            }
-            wait(&self.state, (deadline_ns - now).min(i64::MAX as u64) as i64);
-        }
-        true
-    }
-
-    #[inline]
-    pub(crate) fn timed_out(&self) -> bool {
-        self.state.load(Ordering::Relaxed) != IDLE
-    }
-
-    #[inline]
-    pub(crate) fn unpark_lock(&self) -> UnparkHandle {
-        self.state.store(IDLE, Ordering::Release);
-        UnparkHandle {
-            word: self.state.as_ptr(),
-        }
-    }
-}
-
-pub(crate) struct UnparkHandle {
-    word: *mut u32,
-}
-
-impl UnparkHandle {
-    #[inline]
-    pub(crate) fn unpark(self) {
-        // SAFETY: notify only uses the address as a key into the engine's
-        // waiter lists; the word may have been reused, which at worst causes a
-        // spurious wakeup that every parker tolerates.
-        unsafe {
-            memory_atomic_notify(self.word as *mut i32, 1);
-        }
-    }
-}
-
-fn wait(word: &AtomicU32, timeout_ns: i64) {
+/// Sleeps while `*word == expected`, for at most `timeout_ns`; callers re-check.
+pub(super) fn wait(word: &AtomicU32, expected: u32, timeout_ns: Option<u64>) {
+    let timeout = timeout_ns.map_or(-1, |t| t.min(i64::MAX as u64) as i64);
     // SAFETY: `word` is a live, aligned u32 in the shared linear memory. The
     // result (woken, not-equal, timed-out) is ignored: callers re-read the state.
     unsafe {
-        memory_atomic_wait32(word.as_ptr() as *mut i32, PARKED as i32, timeout_ns);
+        memory_atomic_wait32(word.as_ptr() as *mut i32, expected as i32, timeout);
+    }
+}
+
+/// Wakes one waiter on `word`, blocking or `Atomics.waitAsync`. The word may be dead by now.
+pub(super) fn wake(word: *const AtomicU32) {
+    // SAFETY: notify only uses the address as a key into the engine's waiter lists.
+    unsafe {
+        memory_atomic_notify(word as *mut i32, 1);
     }
 }
 
