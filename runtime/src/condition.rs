@@ -20,7 +20,7 @@
 
 use crate::clock::{deadline_after, Instant};
 use crate::lock::Lock;
-use crate::parking_lot::{self, DEFAULT_UNPARK_TOKEN};
+use crate::parking_lot::{self, AsyncWaiter, ParkResult, DEFAULT_UNPARK_TOKEN};
 use crate::sync::{AtomicU8, Ordering};
 use core::time::Duration;
 
@@ -131,6 +131,50 @@ impl Condition {
         };
         lock.lock();
         result.is_unparked()
+    }
+
+    /// Asynchronous wait, for threads that may not block: queues `waiter` on
+    /// this condition, then releases `lock`. Once the waiter's word turns 0
+    /// (see [`AsyncWaiter`]) it was notified; the caller then takes `lock`
+    /// back (asynchronously, with [`Lock::lock_async_begin`]). To give up,
+    /// call [`wait_async_cancel`](Self::wait_async_cancel).
+    ///
+    /// # Safety
+    /// The caller holds `lock`; `waiter` is not queued and neither moves nor
+    /// is dropped until the wait is settled (notified, or cancelled).
+    pub unsafe fn wait_async_begin(&self, lock: &Lock, waiter: &AsyncWaiter) {
+        // SAFETY: the callback stores this condition's byte; `waiter` per our contract.
+        let queued = unsafe {
+            parking_lot::park_async(
+                self.key(),
+                || {
+                    self.has_waiters.store(1, Ordering::Relaxed);
+                    true
+                },
+                waiter,
+            )
+        };
+        debug_assert!(queued);
+        // Released only now that we are queued: no notify can be missed.
+        lock.unlock();
+    }
+
+    /// Gives up an asynchronous wait. Returns whether a notify claimed the
+    /// waiter first (then the wait counts as notified). Leaves no queue entry.
+    ///
+    /// # Safety
+    /// `waiter` was queued by `wait_async_begin` on this condition and the
+    /// wait has not been settled.
+    pub unsafe fn wait_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: the callback stores this condition's byte.
+        let result = unsafe {
+            parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
+                if was_last {
+                    self.has_waiters.store(0, Ordering::Relaxed);
+                }
+            })
+        };
+        matches!(result, ParkResult::Unparked(_))
     }
 
     /// Wakes the oldest waiter. Returns whether there was one.
@@ -319,6 +363,25 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(woken, 3);
+    }
+
+    #[test]
+    fn async_wait_is_notified_and_cancel_cleans_up() {
+        let lock = Lock::new();
+        let c = Condition::new();
+        let w = AsyncWaiter::new();
+        lock.lock();
+        unsafe { c.wait_async_begin(&lock, &w) };
+        assert!(!lock.is_locked(), "the lock is released once queued");
+        assert_eq!(w.poll(), None);
+        assert!(c.notify_one());
+        assert!(w.poll().is_some());
+        // A second wait that nobody notifies, then given up.
+        lock.lock();
+        unsafe { c.wait_async_begin(&lock, &w) };
+        assert!(!unsafe { c.wait_async_cancel(&w) });
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
+        assert!(!c.notify_one());
     }
 
     #[test]

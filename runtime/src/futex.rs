@@ -10,7 +10,7 @@
 //!   address share one list, as in the spec.
 
 use crate::clock::{deadline_after, Instant};
-use crate::parking_lot::{self, ParkResult};
+use crate::parking_lot::{self, AsyncWaiter, ParkResult};
 use crate::sync::{AtomicI32, AtomicI64, Ordering};
 use core::time::Duration;
 
@@ -85,6 +85,45 @@ pub fn notify_address(address: usize, count: usize) -> usize {
     parking_lot::unpark_count(address, count)
 }
 
+/// Asynchronous `wait32`, for threads that may not block (the core of
+/// `Atomics.waitAsync`): queues `waiter` if `*atomic == expected` (compared
+/// under the queue lock) and returns `true`; returns `false` ("not-equal")
+/// otherwise. Once the waiter's word turns 0 the result is `Ok`; to give up
+/// (the timeout), call [`wait_async_cancel`].
+///
+/// # Safety
+/// `waiter` is not queued and neither moves nor is dropped until the wait is
+/// settled.
+pub unsafe fn wait32_async_begin(atomic: &AtomicI32, expected: i32, waiter: &AsyncWaiter) -> bool {
+    let key = atomic as *const AtomicI32 as usize;
+    // SAFETY: one atomic load; `waiter` per our contract.
+    unsafe { parking_lot::park_async(key, || atomic.load(Ordering::SeqCst) == expected, waiter) }
+}
+
+/// [`wait32_async_begin`] for a 64-bit word.
+///
+/// # Safety
+/// As for [`wait32_async_begin`].
+pub unsafe fn wait64_async_begin(atomic: &AtomicI64, expected: i64, waiter: &AsyncWaiter) -> bool {
+    let key = atomic as *const AtomicI64 as usize;
+    // SAFETY: one atomic load; `waiter` per our contract.
+    unsafe { parking_lot::park_async(key, || atomic.load(Ordering::SeqCst) == expected, waiter) }
+}
+
+/// Gives up an asynchronous wait on `address`: `TimedOut`, or `Ok` if a
+/// notify claimed the waiter first. Leaves no queue entry.
+///
+/// # Safety
+/// `waiter` was queued on `address` by `wait32_async_begin`/`wait64_async_begin`
+/// and the wait has not been settled.
+pub unsafe fn wait_async_cancel(address: usize, waiter: &AsyncWaiter) -> WaitResult {
+    // SAFETY: forwarded; the callback does nothing.
+    match unsafe { parking_lot::cancel_async(address, waiter, |_, _| {}) } {
+        ParkResult::Unparked(_) => WaitResult::Ok,
+        ParkResult::Invalid | ParkResult::TimedOut => WaitResult::TimedOut,
+    }
+}
+
 fn wait_keyed(key: usize, equal: impl FnOnce() -> bool, deadline: Option<Instant>) -> WaitResult {
     // SAFETY: `equal` is one atomic load: it cannot panic or re-enter.
     match unsafe { parking_lot::park_conditionally(key, equal, || {}, |_, _| {}, deadline) } {
@@ -130,6 +169,29 @@ mod tests {
             std::thread::yield_now();
         }
         assert_eq!(t.join().unwrap(), WaitResult::Ok);
+    }
+
+    #[test]
+    fn async_waits_share_the_fifo_queue_with_blocking_ones() {
+        let a = Arc::new(AtomicI32::new(0));
+        let key = Arc::as_ptr(&a) as usize;
+        let w = AsyncWaiter::new();
+        assert!(!unsafe { wait32_async_begin(&a, 1, &w) }, "not-equal");
+        assert!(unsafe { wait32_async_begin(&a, 0, &w) });
+        // A blocking waiter queues behind the async one.
+        let a2 = a.clone();
+        let t = std::thread::spawn(move || wait32(&a2, 0, None));
+        while crate::parking_lot::parked_count(key) != 2 {
+            std::thread::yield_now();
+        }
+        assert_eq!(notify(&*a, 1), 1);
+        assert!(w.poll().is_some(), "the oldest (async) waiter goes first");
+        assert_eq!(notify(&*a, 1), 1);
+        assert_eq!(t.join().unwrap(), WaitResult::Ok);
+        // Timed out: cancelled, no stale entry.
+        assert!(unsafe { wait32_async_begin(&a, 0, &w) });
+        assert_eq!(unsafe { wait_async_cancel(key, &w) }, WaitResult::TimedOut);
+        assert_eq!(notify(&*a, NOTIFY_ALL), 0);
     }
 
     #[test]

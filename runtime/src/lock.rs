@@ -21,7 +21,7 @@
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
-use crate::parking_lot::{self, ParkResult, UnparkToken};
+use crate::parking_lot::{self, AsyncWaiter, ParkResult, UnparkToken};
 use crate::sync::{self, AtomicU8, Ordering};
 use core::sync::atomic::AtomicU32;
 use core::time::Duration;
@@ -199,6 +199,102 @@ impl Lock {
     #[inline]
     pub fn has_parked(&self) -> bool {
         self.state.load(Ordering::Relaxed) & PARKED != 0
+    }
+
+    /// Asynchronous locking, for threads that may not block, step 1: takes
+    /// the lock if it is free, else queues `waiter` in the same queue as
+    /// parked threads and returns `false`. Never blocks; spins only while the
+    /// lock's byte changes under it.
+    ///
+    /// When the waiter's word turns 0 (see [`AsyncWaiter`]), call
+    /// [`lock_async_resume`](Self::lock_async_resume); to give up, call
+    /// [`lock_async_cancel`](Self::lock_async_cancel).
+    ///
+    /// # Safety
+    /// `waiter` is not queued, and neither moves nor is dropped until this
+    /// attempt ends (acquired, or cancelled).
+    pub unsafe fn lock_async_begin(&self, waiter: &AsyncWaiter) -> bool {
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            if state & LOCKED == 0 {
+                if self
+                    .state
+                    .compare_exchange_weak(
+                        state,
+                        state | LOCKED,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            if state & PARKED == 0
+                && self
+                    .state
+                    .compare_exchange_weak(
+                        state,
+                        state | PARKED,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    )
+                    .is_err()
+            {
+                continue;
+            }
+            // SAFETY: the validate callback is one load; `waiter` per our contract.
+            let queued = unsafe {
+                parking_lot::park_async(
+                    self.key(),
+                    || self.state.load(Ordering::Relaxed) == LOCKED | PARKED,
+                    waiter,
+                )
+            };
+            if queued {
+                return false;
+            }
+        }
+    }
+
+    /// Step 2, after the waiter's word turned 0 (or a wakeup that may be
+    /// spurious): returns `true` if the lock is now ours, `false` if the
+    /// waiter is queued (again) and should wait for its word once more.
+    ///
+    /// # Safety
+    /// `waiter` is the one queued by `lock_async_begin` on this lock.
+    pub unsafe fn lock_async_resume(&self, waiter: &AsyncWaiter) -> bool {
+        match waiter.poll() {
+            Some(TOKEN_HANDOFF) => true,
+            // Woken to compete again: like a parked thread, try once more.
+            // SAFETY: the record is settled, so it may be queued again.
+            Some(_) => unsafe { self.lock_async_begin(waiter) },
+            None => false,
+        }
+    }
+
+    /// Gives up an asynchronous attempt (a timeout, a cancellation). Returns
+    /// `true` if the lock was ours after all (handed over, or free) and the
+    /// caller must unlock it; `false` if nothing is held. Leaves no queue entry.
+    ///
+    /// # Safety
+    /// `waiter` is the one queued by `lock_async_begin` on this lock and the
+    /// attempt has not ended.
+    pub unsafe fn lock_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: the callback only edits this lock's byte.
+        let result = unsafe {
+            parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
+                if was_last {
+                    self.state.fetch_and(!PARKED, Ordering::Relaxed);
+                }
+            })
+        };
+        match result {
+            ParkResult::Unparked(TOKEN_HANDOFF) => true,
+            ParkResult::Unparked(_) => self.try_lock(),
+            ParkResult::Invalid | ParkResult::TimedOut => false,
+        }
     }
 
     #[inline]
@@ -558,6 +654,70 @@ mod tests {
             msg.contains("may not block") && msg.contains("lockAsync"),
             "{msg}"
         );
+        l.unlock();
+    }
+
+    #[test]
+    fn async_lock_queues_then_acquires_when_released() {
+        let l = Arc::new(Lock::new());
+        let w = AsyncWaiter::new();
+        assert!(
+            unsafe { l.lock_async_begin(&w) },
+            "a free lock is taken at once"
+        );
+        // Now held by "us"; another thread's async attempt queues.
+        let l2 = l.clone();
+        let t = std::thread::spawn(move || {
+            let w2 = AsyncWaiter::new();
+            assert!(!unsafe { l2.lock_async_begin(&w2) });
+            assert!(l2.has_parked());
+            // Wait for the word, as Atomics.waitAsync would.
+            while w2.poll().is_none() {
+                std::thread::yield_now();
+            }
+            while !unsafe { l2.lock_async_resume(&w2) } {
+                while w2.poll().is_none() {
+                    std::thread::yield_now();
+                }
+            }
+            l2.unlock();
+        });
+        while !l.has_parked() {
+            std::thread::yield_now();
+        }
+        l.unlock();
+        t.join().unwrap();
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn async_lock_cancel_leaves_no_queue_entry_and_no_parked_bit() {
+        let l = Lock::new();
+        l.lock();
+        let w = AsyncWaiter::new();
+        assert!(!unsafe { l.lock_async_begin(&w) });
+        assert_eq!(crate::parking_lot::parked_count(l.key()), 1);
+        assert!(!unsafe { l.lock_async_cancel(&w) });
+        assert_eq!(crate::parking_lot::parked_count(l.key()), 0);
+        assert!(!l.has_parked());
+        l.unlock();
+        // The record is reusable.
+        assert!(unsafe { l.lock_async_begin(&w) });
+        l.unlock();
+    }
+
+    #[test]
+    fn async_lock_cancel_after_a_fair_handoff_owns_the_lock() {
+        let l = Lock::new();
+        l.lock();
+        let w = AsyncWaiter::new();
+        assert!(!unsafe { l.lock_async_begin(&w) });
+        l.unlock_fair(); // hands the lock to the queued async waiter
+        assert!(
+            unsafe { l.lock_async_cancel(&w) },
+            "the handed-over lock must be reported"
+        );
+        assert!(l.is_locked());
         l.unlock();
     }
 

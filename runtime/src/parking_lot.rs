@@ -430,22 +430,11 @@ pub unsafe fn park_conditionally(
         refuse_to_block("parking");
     }
     with_thread_data(|me| {
-        let bucket = lock_bucket(key);
-        if !validate() {
-            // SAFETY: locked by lock_bucket.
-            unsafe { bucket.lock.unlock() };
+        // SAFETY: a thread parks once at a time, so its record is not queued.
+        if !unsafe { enqueue(key, validate, me) } {
             return ParkResult::Invalid;
         }
-        // SAFETY: the bucket lock is held and this record is not queued (a
-        // thread parks once at a time).
-        unsafe {
-            me.key.set(key);
-            me.parker.prepare_park();
-            bucket.push(me);
-            bucket.lock.unlock();
-        }
         before_sleep();
-
         let woken = match deadline {
             None => {
                 me.parker.park();
@@ -453,41 +442,167 @@ pub unsafe fn park_conditionally(
             }
             Some(deadline) => me.parker.park_until(deadline.as_nanos()),
         };
-        // SAFETY (token reads below): the waker wrote it before claiming the
-        // parker, and we observed the claim (Acquire) or took the bucket lock after it.
         if woken {
+            // SAFETY: the waker wrote the token before claiming the parker,
+            // and we observed the claim (Acquire).
             return ParkResult::Unparked(unsafe { me.token.get() });
         }
-
-        // The deadline passed. Take the queue lock to settle the race with wakers.
-        let bucket = lock_bucket(key);
-        if !me.parker.timed_out() {
-            // A waker claimed us just in time: finish its wakeup and take its token.
-            // SAFETY: locked by lock_bucket.
-            unsafe { bucket.lock.unlock() };
-            me.parker.park();
-            return ParkResult::Unparked(unsafe { me.token.get() });
-        }
-        // SAFETY: the bucket lock is held and we are still queued in this bucket
-        // (rehashing moves waiters to the bucket lock_bucket finds for their key).
-        unsafe {
-            let mut prev: *const ThreadData = ptr::null();
-            let mut cur = bucket.head.get();
-            while !ptr::eq(cur, me) {
-                debug_assert!(
-                    !cur.is_null(),
-                    "a timed-out waiter is missing from its queue"
-                );
-                prev = cur;
-                cur = (*cur).next.get();
-            }
-            bucket.unlink(prev, me);
-            let was_last = !bucket.has_waiter_from(bucket.head.get(), key);
-            timed_out(key, was_last);
-            bucket.lock.unlock();
-        }
-        ParkResult::TimedOut
+        // SAFETY: `me` was queued on `key` above; `park` finishes an
+        // in-flight wakeup.
+        unsafe { leave_queue(key, me, timed_out, || me.parker.park()) }
     })
+}
+
+/// Locks `key`'s queue, runs `validate`, and if it agrees queues `me`.
+/// Returns whether `me` was queued.
+///
+/// # Safety
+/// As for [`park_conditionally`]'s `validate`; `me` is not queued anywhere.
+unsafe fn enqueue(key: usize, validate: impl FnOnce() -> bool, me: &ThreadData) -> bool {
+    let bucket = lock_bucket(key);
+    let valid = validate();
+    // SAFETY: the bucket lock is held and `me` is not queued (caller's contract).
+    unsafe {
+        if valid {
+            me.key.set(key);
+            me.parker.prepare_park();
+            bucket.push(me);
+        }
+        bucket.lock.unlock();
+    }
+    valid
+}
+
+/// Settles a waiter that gave up (deadline passed, or cancelled) against the
+/// wakers racing with it: either a waker claimed it first, and `finish_wakeup`
+/// waits for that wakeup to complete before its token is returned, or it
+/// leaves the queue and `timed_out(key, was_last)` runs under the queue lock.
+///
+/// # Safety
+/// `me` was queued on `key` by `enqueue`; `timed_out` as for [`park_conditionally`].
+unsafe fn leave_queue(
+    key: usize,
+    me: &ThreadData,
+    timed_out: impl FnOnce(usize, bool),
+    finish_wakeup: impl FnOnce(),
+) -> ParkResult {
+    let bucket = lock_bucket(key);
+    if !me.parker.timed_out() {
+        // SAFETY: locked by lock_bucket.
+        unsafe { bucket.lock.unlock() };
+        finish_wakeup();
+        // SAFETY: written by the waker before it claimed us, under the bucket
+        // lock we took after it.
+        return ParkResult::Unparked(unsafe { me.token.get() });
+    }
+    // SAFETY: the bucket lock is held and `me` is still queued in this bucket
+    // (rehashing moves waiters to the bucket lock_bucket finds for their key).
+    unsafe {
+        let mut prev: *const ThreadData = ptr::null();
+        let mut cur = bucket.head.get();
+        while !ptr::eq(cur, me) {
+            debug_assert!(
+                !cur.is_null(),
+                "a waiter that gave up is missing from its queue"
+            );
+            prev = cur;
+            cur = (*cur).next.get();
+        }
+        bucket.unlink(prev, me);
+        let was_last = !bucket.has_waiter_from(bucket.head.get(), key);
+        timed_out(key, was_last);
+        bucket.lock.unlock();
+    }
+    ParkResult::TimedOut
+}
+
+/// A waiter that is not a sleeping thread: a record that queues in the same
+/// ParkingLot queues as parked threads, for callers that must not block (a
+/// browser page's main thread). Its state word reads 1 while it is queued and
+/// unclaimed and turns 0, with a wake on the word, when an unpark claims it;
+/// in wasm, `Atomics.waitAsync` on [`word_address`](Self::word_address)
+/// resolves then.
+///
+/// The protocol: [`park_async`] queues it; when its word turns 0,
+/// [`poll`](Self::poll) returns the waker's token; to give up (a timeout,
+/// a cancellation), [`cancel_async`] takes it out of the queue or, if a waker
+/// won the race, returns that waker's token. A record can be reused after
+/// either. Creating one counts as one more waiter for sizing the table, so
+/// keep and reuse records rather than creating one per wait.
+pub struct AsyncWaiter {
+    data: ThreadData,
+}
+
+impl AsyncWaiter {
+    /// A record that is not queued.
+    pub fn new() -> AsyncWaiter {
+        AsyncWaiter {
+            data: ThreadData::new(),
+        }
+    }
+
+    /// The address of the 32-bit word that is 1 while queued and unclaimed.
+    pub fn word_address(&self) -> usize {
+        self.data.parker.word_address()
+    }
+
+    /// The waker's token once an unpark has claimed this record and finished
+    /// waking it; `None` while it is still queued.
+    pub fn poll(&self) -> Option<UnparkToken> {
+        // SAFETY: the waker wrote the token before completing the wakeup,
+        // which `is_unparked` observes with Acquire.
+        self.data
+            .parker
+            .is_unparked()
+            .then(|| unsafe { self.data.token.get() })
+    }
+}
+
+impl Default for AsyncWaiter {
+    fn default() -> Self {
+        AsyncWaiter::new()
+    }
+}
+
+/// Queues `waiter` on `key` if `validate` (run under the queue lock) agrees,
+/// without sleeping. Returns whether it was queued.
+///
+/// # Safety
+/// - `validate` as for [`park_conditionally`];
+/// - `waiter` is not queued (it is new, or its last wait was settled by
+///   `poll` returning a token or by `cancel_async`), and it neither moves nor
+///   is dropped until that wait is settled.
+pub unsafe fn park_async(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    waiter: &AsyncWaiter,
+) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe { enqueue(key, validate, &waiter.data) }
+}
+
+/// Gives up an asynchronous wait: takes `waiter` out of `key`'s queue and runs
+/// `timed_out(key, was_last)` under the queue lock, returning `TimedOut`; or,
+/// if an unpark claimed it first, returns `Unparked` with the waker's token.
+/// Never blocks.
+///
+/// # Safety
+/// `waiter` was queued on `key` by [`park_async`] and not settled since;
+/// `timed_out` as for [`park_conditionally`].
+pub unsafe fn cancel_async(
+    key: usize,
+    waiter: &AsyncWaiter,
+    timed_out: impl FnOnce(usize, bool),
+) -> ParkResult {
+    // SAFETY: forwarded from the caller. A claimed word parker is complete at
+    // once; the portable one completes a few instructions after its claim.
+    unsafe {
+        leave_queue(key, &waiter.data, timed_out, || {
+            while !waiter.data.parker.is_unparked() {
+                crate::sync::spin_loop();
+            }
+        })
+    }
 }
 
 /// Wakes the oldest thread parked on `key`, if any. `callback` runs under the

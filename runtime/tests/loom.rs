@@ -173,3 +173,39 @@ fn futex_wait_against_store_and_notify() {
         assert!(r == WaitResult::Ok || r == WaitResult::NotEqual, "{r:?}");
     });
 }
+
+#[test]
+fn async_lock_against_unlock_and_cancel() {
+    use parklot::parking_lot::AsyncWaiter;
+    parklot::set_spin_limit(0);
+    model(|| {
+        let lock = Arc::new(Lock::new());
+        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        let (l2, c2) = (lock.clone(), counter.clone());
+        let blocking = thread::spawn(move || {
+            l2.lock();
+            c2.bump();
+            l2.unlock();
+        });
+        let (l3, c3) = (lock.clone(), counter.clone());
+        let asynchronous = thread::spawn(move || {
+            let waiter = AsyncWaiter::new();
+            // Begin; if queued, give up at once (the racing timeout case),
+            // then acquire for real with the blocking path.
+            let mut held = unsafe { l3.lock_async_begin(&waiter) };
+            if !held {
+                held = unsafe { l3.lock_async_cancel(&waiter) };
+            }
+            if !held {
+                l3.lock();
+            }
+            c3.bump();
+            l3.unlock();
+        });
+        blocking.join().unwrap();
+        asynchronous.join().unwrap();
+        assert_eq!(counter.get(), 2);
+        assert!(!lock.is_locked());
+        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+    });
+}

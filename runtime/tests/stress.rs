@@ -438,3 +438,67 @@ fn a_waiter_that_times_out_leaves_no_stale_queue_entry() {
     assert_eq!(parked_count(key), 0);
     assert_eq!(futex::notify(&*word, futex::NOTIFY_ALL), 0);
 }
+
+#[test]
+fn a_thread_that_cannot_block_and_blocking_threads_share_one_lock_fairly() {
+    // One thread is marked unable to block and only ever uses the async
+    // protocol, polling its waiter's word the way an event loop would; four
+    // others block. Counter exact, nobody starves, nothing left queued.
+    use parklot::parking_lot::AsyncWaiter;
+    let g = Arc::new(Guarded::new(0u64));
+    let stop = Arc::new(AtomicBool::new(false));
+    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..5).map(|_| AtomicU64::new(0)).collect());
+    let mut hs = Vec::new();
+    {
+        let (g, stop, counts) = (g.clone(), stop.clone(), counts.clone());
+        hs.push(thread::spawn(move || {
+            parklot::set_thread_may_block(false);
+            let waiter = AsyncWaiter::new();
+            let mut cancelled = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let mut held = unsafe { g.lock.lock_async_begin(&waiter) };
+                let start = Instant::now();
+                while !held {
+                    // The event loop: wait for the word, then resume. Every
+                    // 16th attempt gives up after 50 µs, as a timeout would.
+                    if waiter.poll().is_some() {
+                        held = unsafe { g.lock.lock_async_resume(&waiter) };
+                    } else if cancelled.is_multiple_of(16)
+                        && Instant::now() - start > Duration::from_micros(50)
+                    {
+                        cancelled += 1;
+                        held = unsafe { g.lock.lock_async_cancel(&waiter) };
+                        if !held {
+                            held = unsafe { g.lock.lock_async_begin(&waiter) };
+                        }
+                    } else {
+                        thread::yield_now();
+                    }
+                }
+                // SAFETY (test): we hold the lock.
+                unsafe { *g.value.get() += 1 };
+                counts[0].fetch_add(1, Ordering::Relaxed);
+                g.lock.unlock();
+            }
+        }));
+    }
+    for t in 1..5 {
+        let (g, stop, counts) = (g.clone(), stop.clone(), counts.clone());
+        hs.push(thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                g.with(|v| *v += 1);
+                counts[t].fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    thread::sleep(Duration::from_millis(400));
+    stop.store(true, Ordering::Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    let per: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    assert!(per.iter().all(|&c| c > 0), "someone starved: {per:?}");
+    assert_eq!(g.with(|v| *v), per.iter().sum::<u64>());
+    assert!(!g.lock.has_parked() && !g.lock.is_locked());
+    assert_eq!(parked_count(&g.lock as *const Lock as usize), 0);
+}

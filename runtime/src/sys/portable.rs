@@ -75,6 +75,17 @@ impl Parker {
         true
     }
 
+    /// Whether a waker has claimed this record and finished waking it.
+    #[inline]
+    pub(crate) fn is_unparked(&self) -> bool {
+        self.state.load(Ordering::Acquire) == IDLE
+    }
+
+    /// The address of the state word (1 while parked).
+    pub(crate) fn word_address(&self) -> usize {
+        &self.state as *const AtomicU32 as usize
+    }
+
     #[inline]
     pub(crate) fn timed_out(&self) -> bool {
         self.state.load(Ordering::Relaxed) == PARKED

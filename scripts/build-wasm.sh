@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the wasm module (wasm/, shared memory + threads) and its JS glue
+# into js/wasm-pkg/ (wasm-bindgen --target web).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The CLI must be exactly the version of the wasm-bindgen crate wasm/ pins.
+WBG_VERSION=$(sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' wasm/Cargo.toml)
+[ -n "$WBG_VERSION" ] || { echo "build-wasm: no pinned wasm-bindgen in wasm/Cargo.toml" >&2; exit 1; }
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WBG_VERSION" ]; then
+    echo "build-wasm: installing wasm-bindgen-cli $WBG_VERSION (a few minutes)"
+    # Not --locked: a version in its lockfile is missing from the registry here.
+    cargo install wasm-bindgen-cli --version "$WBG_VERSION"
+fi
+
+# Inside wasm/ so its rust-toolchain.toml and .cargo/config.toml apply.
+(cd wasm && cargo build --release)
+
+WASM=wasm/target/wasm32-unknown-unknown/release/parklot_wasm.wasm
+OUT=js/wasm-pkg
+if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
+    wasm-bindgen --target web --out-dir "$OUT" "$WASM"
+fi
+
+# The memory must be imported and shared, or threads cannot share it.
+if command -v wasm-objdump >/dev/null; then
+    if ! wasm-objdump -x -j Import "$OUT/parklot_wasm_bg.wasm" | grep -q 'memory.*shared.*<- env.memory'; then
+        echo "build-wasm: $OUT/parklot_wasm_bg.wasm does not import a shared env.memory" >&2
+        exit 1
+    fi
+fi
+echo "build-wasm: $OUT/parklot_wasm_bg.wasm ($(wc -c < "$OUT/parklot_wasm_bg.wasm") bytes)"
