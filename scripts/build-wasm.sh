@@ -21,11 +21,14 @@ OUT=js/wasm-pkg
 if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
     wasm-bindgen --target web --out-dir "$OUT" "$WASM"
 fi
+# The glue is an ES module; say so, or Node warns and re-parses it on every import.
+echo '{ "type": "module" }' > "$OUT/package.json"
 
 # The memory must be imported and shared, or threads cannot share it.
+# (wasm-bindgen renames the import `env.memory` to `./parklot_wasm_bg.js.memory`.)
 if command -v wasm-objdump >/dev/null; then
-    if ! wasm-objdump -x -j Import "$OUT/parklot_wasm_bg.wasm" | grep -q 'memory.*shared.*<- env.memory'; then
-        echo "build-wasm: $OUT/parklot_wasm_bg.wasm does not import a shared env.memory" >&2
+    if ! wasm-objdump -x -j Import "$OUT/parklot_wasm_bg.wasm" | grep -q ' memory\[0\] .* shared <- .*\.memory$'; then
+        echo "build-wasm: $OUT/parklot_wasm_bg.wasm does not import a shared memory" >&2
         exit 1
     fi
 fi

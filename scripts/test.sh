@@ -5,7 +5,7 @@
 #   2. native tests on x86-64: unit, stress, memory, doc tests
 #   3. the C ABI test program, linked against the static library
 #   4. loom model checking of the core's races
-#   5. Miri on the unit tests
+#   5. Miri on the unit tests (strict provenance, 8 scheduler seeds)
 #   6. ARM64: the Rust tests and the C test under qemu-user
 #   7. wasm32: the core builds with and without the atomics feature
 #   8. a smoke run of the main command's contention demo
@@ -44,8 +44,8 @@ step "loom model checking"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   run loom cargo test -p parklot --test loom --release
 
-step "Miri (unit tests)"
-MIRIFLAGS="-Zmiri-permissive-provenance" run miri cargo "+$NIGHTLY" miri test -p parklot --lib
+step "Miri (unit tests, strict provenance, 8 scheduler seeds)"
+MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-many-seeds=0..8" run miri cargo "+$NIGHTLY" miri test -p parklot --lib
 
 step "ARM64 under qemu (Rust tests and C ABI)"
 PARKLOT_STRESS_SCALE=0.1 run arm64 cargo test -p parklot --target aarch64-unknown-linux-gnu

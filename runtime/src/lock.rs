@@ -582,7 +582,7 @@ mod tests {
             got2.store(true, Ordering::SeqCst);
             l2.unlock();
         });
-        while !l.has_parked() {
+        while crate::parking_lot::parked_count(l.key()) == 0 {
             std::thread::yield_now();
         }
         assert!(!got.load(Ordering::SeqCst));
@@ -595,20 +595,24 @@ mod tests {
     #[test]
     fn unlock_fair_hands_the_lock_to_the_parked_thread() {
         let l = Arc::new(Lock::new());
+        let checked = Arc::new(AtomicBool::new(false));
         l.lock();
-        let l2 = l.clone();
+        let (l2, c2) = (l.clone(), checked.clone());
         let t = std::thread::spawn(move || {
             l2.lock();
-            // Hold it until the main thread has seen the handoff.
-            std::thread::sleep(Duration::from_millis(30));
+            // Hold it until the main thread has looked.
+            while !c2.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
             l2.unlock();
         });
-        while !l.has_parked() {
+        while crate::parking_lot::parked_count(l.key()) == 0 {
             std::thread::yield_now();
         }
         l.unlock_fair();
         // With a handoff the lock never looks free in between, so barging fails.
         assert!(!l.try_lock());
+        checked.store(true, Ordering::SeqCst);
         t.join().unwrap();
         assert!(l.try_lock());
         l.unlock();
@@ -682,7 +686,7 @@ mod tests {
             }
             l2.unlock();
         });
-        while !l.has_parked() {
+        while crate::parking_lot::parked_count(l.key()) == 0 {
             std::thread::yield_now();
         }
         l.unlock();

@@ -836,7 +836,8 @@ mod tests {
 
     #[test]
     fn a_timed_out_waiter_behind_another_sees_it_was_not_last() {
-        let key = Box::into_raw(Box::new(0u64)) as usize;
+        let word = Box::new(0u64);
+        let key = &*word as *const u64 as usize;
         let parked = Arc::new(AtomicU32::new(0));
         let p = parked.clone();
         let long = std::thread::spawn(move || unsafe {
@@ -868,12 +869,12 @@ mod tests {
         assert_eq!(last, Some(false));
         assert_eq!(unpark_all(key), 1);
         assert!(long.join().unwrap().is_unparked());
-        drop(unsafe { Box::from_raw(key as *mut u64) });
     }
 
     #[test]
     fn unpark_count_wakes_oldest_first_and_counts() {
-        let key = Box::into_raw(Box::new(0u64)) as usize;
+        let word = Box::new(0u64);
+        let key = &*word as *const u64 as usize;
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let queued = Arc::new(AtomicU32::new(0));
         let mut hs = Vec::new();
@@ -918,16 +919,14 @@ mod tests {
         for h in hs {
             h.join().unwrap();
         }
-        drop(unsafe { Box::from_raw(key as *mut u64) });
     }
 
     #[test]
     fn the_table_grows_with_threads_and_keeps_queues() {
         // Park more threads than the first table holds, on a few keys, while the
         // table grows under them; every one must still be found by its key.
-        let keys: Vec<usize> = (0..3)
-            .map(|_| Box::into_raw(Box::new(0u64)) as usize)
-            .collect();
+        let words: Vec<Box<u64>> = (0..3).map(|_| Box::new(0u64)).collect();
+        let keys: Vec<usize> = words.iter().map(|w| &**w as *const u64 as usize).collect();
         let n = if cfg!(miri) { 4 } else { 24 };
         let parked = Arc::new(AtomicU32::new(0));
         let hs: Vec<_> = (0..n)
@@ -956,9 +955,6 @@ mod tests {
         assert_eq!(woken, n);
         for h in hs {
             assert!(h.join().unwrap().is_unparked());
-        }
-        for k in keys {
-            drop(unsafe { Box::from_raw(k as *mut u64) });
         }
     }
 }

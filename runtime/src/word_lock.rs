@@ -17,13 +17,38 @@
 //! it back (no one else can change a word in that state), which is why the
 //! slow paths can store instead of CAS.
 
-use crate::sync::{self, AtomicUsize, LockedCell, Ordering};
+use crate::sync::{self, AtomicPtr, LockedCell, Ordering};
 use crate::sys::Parker;
 use core::ptr;
 
 const LOCKED: usize = 1;
 const QUEUE_LOCKED: usize = 2;
 const QUEUE_MASK: usize = !(LOCKED | QUEUE_LOCKED);
+
+/// The lock word: a queue-head pointer carrying the flags in its low bits, so
+/// the pointer keeps its provenance (Miri checks this with strict provenance).
+type Word = *mut Waiter;
+
+#[inline]
+fn flags(word: Word) -> usize {
+    word.addr() & !QUEUE_MASK
+}
+
+#[inline]
+fn with_flags(word: Word, set: usize) -> Word {
+    word.map_addr(|a| a | set)
+}
+
+#[inline]
+fn queue_head(word: Word) -> *const Waiter {
+    word.map_addr(|a| a & QUEUE_MASK)
+}
+
+/// The word of a held lock with nobody queued.
+#[inline]
+fn locked_alone() -> Word {
+    ptr::without_provenance_mut(LOCKED)
+}
 
 /// Spins (each a yield) before queueing, while nobody is queued: the same
 /// limit as `Lock`'s (seed 000, "Spinning").
@@ -44,7 +69,7 @@ const _: () = assert!(core::mem::align_of::<Waiter>() >= 4);
 /// A pointer-sized lock with an inline fast path, spinning, and FIFO parking
 /// of waiters that may still be barged past (see the module docs).
 pub struct WordLock {
-    state: AtomicUsize,
+    state: AtomicPtr<Waiter>,
 }
 
 impl WordLock {
@@ -52,7 +77,7 @@ impl WordLock {
     #[cfg(not(loom))]
     pub const fn new() -> WordLock {
         WordLock {
-            state: AtomicUsize::new(0),
+            state: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -60,7 +85,7 @@ impl WordLock {
     #[cfg(loom)]
     pub fn new() -> WordLock {
         WordLock {
-            state: AtomicUsize::new(0),
+            state: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -69,7 +94,12 @@ impl WordLock {
     pub fn lock(&self) {
         if self
             .state
-            .compare_exchange_weak(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange_weak(
+                ptr::null_mut(),
+                locked_alone(),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
             .is_err()
         {
             self.lock_slow();
@@ -80,10 +110,15 @@ impl WordLock {
     #[inline]
     pub fn try_lock(&self) -> bool {
         let state = self.state.load(Ordering::Relaxed);
-        state & LOCKED == 0
+        flags(state) & LOCKED == 0
             && self
                 .state
-                .compare_exchange(state, state | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(
+                    state,
+                    with_flags(state, LOCKED),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
                 .is_ok()
     }
 
@@ -95,7 +130,12 @@ impl WordLock {
     pub unsafe fn unlock(&self) {
         if self
             .state
-            .compare_exchange_weak(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .compare_exchange_weak(
+                locked_alone(),
+                ptr::null_mut(),
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
             .is_err()
         {
             self.unlock_slow();
@@ -104,7 +144,7 @@ impl WordLock {
 
     /// Whether some thread holds the lock (a snapshot).
     pub fn is_locked(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & LOCKED != 0
+        flags(self.state.load(Ordering::Relaxed)) & LOCKED != 0
     }
 
     #[cold]
@@ -112,12 +152,12 @@ impl WordLock {
         let mut spins = 0;
         loop {
             let state = self.state.load(Ordering::Relaxed);
-            if state & LOCKED == 0 {
+            if flags(state) & LOCKED == 0 {
                 if self
                     .state
                     .compare_exchange_weak(
                         state,
-                        state | LOCKED,
+                        with_flags(state, LOCKED),
                         Ordering::Acquire,
                         Ordering::Relaxed,
                     )
@@ -127,7 +167,7 @@ impl WordLock {
                 }
                 continue;
             }
-            if state & QUEUE_MASK == 0 && spins < SPIN_LIMIT {
+            if queue_head(state).is_null() && spins < SPIN_LIMIT {
                 spins += 1;
                 sync::yield_now();
                 continue;
@@ -138,12 +178,12 @@ impl WordLock {
                 sync::spin_loop();
                 continue;
             }
-            if state & QUEUE_LOCKED != 0
+            if flags(state) & QUEUE_LOCKED != 0
                 || self
                     .state
                     .compare_exchange_weak(
                         state,
-                        state | QUEUE_LOCKED,
+                        with_flags(state, QUEUE_LOCKED),
                         Ordering::Acquire,
                         Ordering::Relaxed,
                     )
@@ -161,12 +201,12 @@ impl WordLock {
             };
             me.parker.prepare_park();
             let me_ptr: *const Waiter = &me;
-            let head = (state & QUEUE_MASK) as *const Waiter;
+            let head = queue_head(state);
             if head.is_null() {
                 // SAFETY: QUEUE_LOCKED is ours, and `me` is not yet shared.
                 unsafe { me.tail.set(me_ptr) };
                 self.state
-                    .store(me_ptr as usize | LOCKED, Ordering::Release);
+                    .store(with_flags(me_ptr.cast_mut(), LOCKED), Ordering::Release);
             } else {
                 // SAFETY: QUEUE_LOCKED is ours, so the queue's records are
                 // alive (their owners stay parked until dequeued) and ours to edit.
@@ -188,20 +228,25 @@ impl WordLock {
         loop {
             let state = self.state.load(Ordering::Relaxed);
             assert!(
-                state & LOCKED != 0,
+                flags(state) & LOCKED != 0,
                 "WordLock::unlock: the lock is not locked"
             );
-            if state == LOCKED {
+            if state == locked_alone() {
                 if self
                     .state
-                    .compare_exchange_weak(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+                    .compare_exchange_weak(
+                        state,
+                        ptr::null_mut(),
+                        Ordering::Release,
+                        Ordering::Relaxed,
+                    )
                     .is_ok()
                 {
                     return;
                 }
                 continue;
             }
-            if state & QUEUE_LOCKED != 0 {
+            if flags(state) & QUEUE_LOCKED != 0 {
                 sync::yield_now();
                 continue;
             }
@@ -209,7 +254,7 @@ impl WordLock {
                 .state
                 .compare_exchange_weak(
                     state,
-                    state | QUEUE_LOCKED,
+                    with_flags(state, QUEUE_LOCKED),
                     Ordering::Acquire,
                     Ordering::Relaxed,
                 )
@@ -221,7 +266,7 @@ impl WordLock {
 
         // We own the word until the store below.
         let state = self.state.load(Ordering::Relaxed);
-        let head = (state & QUEUE_MASK) as *const Waiter;
+        let head = queue_head(state);
         // SAFETY: the queue is non-empty (the fast path failed while LOCKED was
         // our only other bit) and QUEUE_LOCKED is ours, so `head` is a live,
         // parked waiter and its fields are ours to read and edit.
@@ -233,7 +278,7 @@ impl WordLock {
             }
             // Releases both the lock and the queue lock; the woken thread
             // competes for the lock like everyone else (barging).
-            self.state.store(new_head as usize, Ordering::Release);
+            self.state.store(new_head.cast_mut(), Ordering::Release);
             head.parker.unpark_lock()
         };
         handle.unpark();
@@ -335,14 +380,15 @@ mod tests {
         let mut queued = 0;
         while queued < 3 {
             std::thread::yield_now();
-            let head = (l.state.load(Ordering::Acquire) & QUEUE_MASK) as *const Waiter;
+            let word = l.state.load(Ordering::Acquire);
+            let head = queue_head(word);
             queued = 0;
-            if l.state.load(Ordering::Acquire) & QUEUE_LOCKED == 0 && !head.is_null() {
+            if flags(word) == LOCKED && !head.is_null() {
                 // Count the queue while holding it, as the algorithm would.
                 if l.state
                     .compare_exchange(
-                        head as usize | LOCKED,
-                        head as usize | LOCKED | QUEUE_LOCKED,
+                        word,
+                        with_flags(word, QUEUE_LOCKED),
                         Ordering::Acquire,
                         Ordering::Relaxed,
                     )
@@ -353,7 +399,7 @@ mod tests {
                         queued += 1;
                         p = unsafe { (*p).next.get() };
                     }
-                    l.state.store(head as usize | LOCKED, Ordering::Release);
+                    l.state.store(word, Ordering::Release);
                 }
             }
         }
@@ -362,6 +408,6 @@ mod tests {
             h.join().unwrap();
         }
         assert!(!l.is_locked());
-        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+        assert!(l.state.load(Ordering::Relaxed).is_null());
     }
 }

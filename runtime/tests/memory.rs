@@ -3,7 +3,7 @@
 //! must not allocate a byte, and the table must not grow.
 #![cfg(not(loom))]
 
-use parklot::parking_lot::stats;
+use parklot::parking_lot::{parked_count, stats};
 use parklot::Lock;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
@@ -35,7 +35,7 @@ fn parking_lot_memory_does_not_grow_with_contended_locks() {
     const LOCKS: usize = 100_000;
     let locks: Arc<Vec<Lock>> = Arc::new((0..LOCKS).map(|_| Lock::new()).collect());
     // The main thread holds lock i; the helper contends on it and parks (we
-    // wait until its PARKED bit shows); then we release it and move on.
+    // wait until it is queued in the ParkingLot); then we release it and move on.
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
     let (l2, n2, d2) = (locks.clone(), next.clone(), done.clone());
@@ -55,7 +55,7 @@ fn parking_lot_memory_does_not_grow_with_contended_locks() {
         for i in range {
             locks[i].lock();
             next.store(i + 1, Ordering::Release);
-            while !locks[i].has_parked() {
+            while parked_count(&locks[i] as *const Lock as usize) == 0 {
                 std::thread::yield_now();
             }
             locks[i].unlock();
