@@ -7,7 +7,8 @@
 #   4. loom model checking of the core's races
 #   5. Miri on the unit tests (strict provenance, 8 scheduler seeds)
 #   6. ARM64: the Rust tests and the C test under qemu-user
-#   7. wasm32: the core builds with and without the atomics feature
+#   7. wasm32: the core builds with and without the atomics feature; the
+#      wasm module (shared memory, threads) builds and 4 Node workers share it
 #   8. a smoke run of the main command's contention demo
 #
 # Ends with one line, "parklot: N passed, M failed", counting every test
@@ -58,15 +59,17 @@ CARGO_TARGET_DIR=target/wasm-check \
 CARGO_TARGET_DIR=target/wasm-check-plain \
   cargo "+$NIGHTLY" check --quiet -p parklot --lib --target wasm32-unknown-unknown
 echo "wasm32 check: ok"
+bash scripts/build-wasm.sh
+run wasm-smoke node tests/wasm-smoke.mjs
 
 step "main command smoke (contention demo, correctness only)"
 cargo run --quiet --release -p parklot-bench --bin contend -- --threads 1,4 --ms 50 --rounds 1
 
 step "summary"
 # cargo and libtest print "test result: ok. N passed; M failed; ..."; the C
-# test prints "c-abi: N passed, M failed".
+# test and the wasm smoke test print "<name>: N passed, M failed".
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^c-abi: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

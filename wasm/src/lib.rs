@@ -1,0 +1,335 @@
+//! parklot's wasm module: the core's primitives exported to JS over raw
+//! addresses in the shared linear memory.
+//!
+//! Every thread (the one that instantiated the module and every worker that
+//! instantiated it on the same memory) calls [`thread_init`] once, before
+//! anything else. Addresses are byte offsets into the memory; the caller gets
+//! them from [`alloc`] and keeps them alive while any thread may use them.
+//!
+//! The exports are safe functions taking raw addresses because the caller is
+//! JavaScript: the package's wrapper (js/src) checks every address (in
+//! bounds, aligned, allocated as the right kind of object) before it calls
+//! in, and that check is what each `// SAFETY:` below relies on.
+
+use core::cell::Cell;
+use core::time::Duration;
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicI32, AtomicI64};
+
+use parklot::futex::{self, WaitResult};
+use parklot::parking_lot::AsyncWaiter;
+use parklot::{Condition, Lock};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// Milliseconds (fractional) since this thread's time origin.
+    #[wasm_bindgen(js_namespace = ["globalThis", "performance"], js_name = now)]
+    fn performance_now() -> f64;
+
+    /// This thread's time origin, in milliseconds since the Unix epoch.
+    /// Each worker has its own, so `now()` alone is not comparable across threads.
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["globalThis", "performance"], js_name = timeOrigin)]
+    static TIME_ORIGIN_MS: f64;
+}
+
+std::thread_local! {
+    /// `performance.timeOrigin` of this thread, in nanoseconds since the Unix epoch.
+    static ORIGIN_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Monotonic nanoseconds on a clock all threads share: the thread's origin
+/// (whole ns, computed once) plus `performance.now()`, which stays small and
+/// so keeps its sub-microsecond precision.
+fn now_ns() -> u64 {
+    ORIGIN_NS.with(Cell::get) + (performance_now() * 1e6) as u64
+}
+
+/// Sets up the calling thread: installs parklot's clock and says whether the
+/// thread may block (`false` on a browser page's main thread: the core then
+/// never sleeps there, and calls that would have to sleep are refused). Call
+/// it on every thread right after instantiating the module.
+#[wasm_bindgen]
+pub fn thread_init(may_block: bool) {
+    let origin_ns = TIME_ORIGIN_MS.with(|ms| (ms * 1e6) as u64);
+    ORIGIN_NS.with(|o| o.set(origin_ns));
+    parklot::clock::install_time_source(now_ns);
+    parklot::set_thread_may_block(may_block);
+}
+
+/// A timeout in milliseconds as JS passes it, already coerced: `+∞` (or
+/// NaN) waits forever, a negative one is zero.
+fn timeout(ms: f64) -> Option<Duration> {
+    if ms.is_nan() || ms == f64::INFINITY {
+        None
+    } else {
+        Some(Duration::from_secs_f64(ms.max(0.0) / 1e3))
+    }
+}
+
+fn layout(bytes: u32, align: u32) -> Layout {
+    Layout::from_size_align(bytes.max(1) as usize, align as usize)
+        .expect("alloc/free: align must be a power of two and the size fit in memory")
+}
+
+/// Allocates `bytes` zeroed bytes aligned to `align` (a power of two) and
+/// returns their address. Zero bytes are a valid unlocked `Lock`.
+#[wasm_bindgen]
+pub fn alloc(bytes: u32, align: u32) -> u32 {
+    let layout = layout(bytes, align);
+    // SAFETY: `layout` has a non-zero size (`layout` rounds 0 up to 1).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    ptr as u32
+}
+
+/// Frees memory from [`alloc`]; `bytes` and `align` must be the ones passed to it.
+#[wasm_bindgen]
+pub fn free(ptr: u32, bytes: u32, align: u32) {
+    // SAFETY: the caller passes an address `alloc` returned for this same
+    // size and alignment, not yet freed (the JS wrapper owns that contract).
+    unsafe { std::alloc::dealloc(ptr as *mut u8, layout(bytes, align)) }
+}
+
+/// The `Lock` at `addr`.
+///
+/// # Safety
+/// `addr` must be the address of a live `Lock` (one byte from [`alloc`],
+/// zeroed or only ever used as a `Lock`) that stays allocated while used.
+unsafe fn lock_at<'a>(addr: u32) -> &'a Lock {
+    // SAFETY: `Lock` is repr(transparent) over one AtomicU8 (size and align 1),
+    // so any live byte is a valid, aligned Lock; the caller vouches it is live.
+    unsafe { &*(addr as *const Lock) }
+}
+
+/// Acquires the lock at `addr`, parking the thread while it is held.
+#[wasm_bindgen]
+pub fn lock(addr: u32) {
+    // SAFETY (every `lock_at` below): the JS wrapper passes the address of a
+    // lock it allocated and checked.
+    unsafe { lock_at(addr) }.lock();
+}
+
+/// Acquires the lock at `addr` if it is free; never waits.
+#[wasm_bindgen]
+pub fn try_lock(addr: u32) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { lock_at(addr) }.try_lock()
+}
+
+/// Acquires the lock at `addr`, waiting at most `timeout_ms`. Returns whether it did.
+#[wasm_bindgen]
+pub fn lock_for(addr: u32, timeout_ms: f64) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    let lock = unsafe { lock_at(addr) };
+    match timeout(timeout_ms) {
+        Some(t) => lock.try_lock_for(t),
+        None => {
+            lock.lock();
+            true
+        }
+    }
+}
+
+/// Releases the lock at `addr`; `false` (and no change) if it was not locked.
+#[wasm_bindgen]
+pub fn unlock(addr: u32) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { lock_at(addr) }.checked_unlock().is_ok()
+}
+
+/// Releases the lock at `addr`, handing it to the oldest waiter if any;
+/// `false` (and no change) if it was not locked.
+#[wasm_bindgen]
+pub fn unlock_fair(addr: u32) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { lock_at(addr) }.checked_unlock_fair().is_ok()
+}
+
+/// Whether the lock at `addr` is held (a snapshot).
+#[wasm_bindgen]
+pub fn is_locked(addr: u32) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { lock_at(addr) }.is_locked()
+}
+
+/// The waiter record at `addr`.
+///
+/// # Safety
+/// `addr` came from [`waiter_new`] and was not freed.
+unsafe fn waiter_at<'a>(addr: u32) -> &'a AsyncWaiter {
+    // SAFETY: `waiter_new` boxed an AsyncWaiter there; it lives until `waiter_free`.
+    unsafe { &*(addr as *const AsyncWaiter) }
+}
+
+/// A new record for asynchronous waits (reuse it: each one counts as a waiter
+/// for the ParkingLot's size). Its word ([`waiter_word`]) is 1 while queued.
+#[wasm_bindgen]
+pub fn waiter_new() -> u32 {
+    Box::into_raw(Box::new(AsyncWaiter::new())) as u32
+}
+
+/// Frees a record from [`waiter_new`] that is not in a wait.
+#[wasm_bindgen]
+pub fn waiter_free(waiter: u32) {
+    // SAFETY: the JS wrapper frees each record once, outside any wait.
+    drop(unsafe { Box::from_raw(waiter as *mut AsyncWaiter) });
+}
+
+/// The address of the record's 32-bit word, for `Atomics.waitAsync(word, 1)`.
+#[wasm_bindgen]
+pub fn waiter_word(waiter: u32) -> u32 {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { waiter_at(waiter) }.word_address() as u32
+}
+
+/// The waker's token once a wait ended in a wakeup, or -1 while still queued.
+#[wasm_bindgen]
+pub fn waiter_poll(waiter: u32) -> i32 {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { waiter_at(waiter) }.poll().map_or(-1, |t| t as i32)
+}
+
+/// Async lock, step 1: `true` if taken now, else `waiter` is queued.
+#[wasm_bindgen]
+pub fn lock_async_begin(addr: u32, waiter: u32) -> bool {
+    // SAFETY: the JS wrapper keeps the record alive and uses it for one wait at a time.
+    unsafe { lock_at(addr).lock_async_begin(waiter_at(waiter)) }
+}
+
+/// Async lock, step 2 (the waiter's word changed): `true` if taken, else queued again.
+#[wasm_bindgen]
+pub fn lock_async_resume(addr: u32, waiter: u32) -> bool {
+    // SAFETY: as for lock_async_begin.
+    unsafe { lock_at(addr).lock_async_resume(waiter_at(waiter)) }
+}
+
+/// Async lock, giving up: `true` if the lock is held by the caller after all.
+#[wasm_bindgen]
+pub fn lock_async_cancel(addr: u32, waiter: u32) -> bool {
+    // SAFETY: as for lock_async_begin.
+    unsafe { lock_at(addr).lock_async_cancel(waiter_at(waiter)) }
+}
+
+/// The `Condition` at `addr`.
+///
+/// # Safety
+/// As for [`lock_at`].
+unsafe fn condition_at<'a>(addr: u32) -> &'a Condition {
+    // SAFETY: `Condition` is repr(transparent) over one AtomicU8.
+    unsafe { &*(addr as *const Condition) }
+}
+
+/// Releases the lock, waits for a notify (or the timeout), re-takes the lock.
+/// Returns whether it was notified. The caller holds the lock.
+#[wasm_bindgen]
+pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> bool {
+    let deadline = timeout(timeout_ms).and_then(|t| parklot::Instant::now().checked_add(t));
+    // SAFETY: the JS wrapper checked that the lock is held.
+    unsafe { condition_at(cond).wait_raw(lock_at(lock_addr), deadline) }
+}
+
+/// Wakes the oldest waiter; whether there was one.
+#[wasm_bindgen]
+pub fn condition_notify_one(cond: u32) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { condition_at(cond) }.notify_one()
+}
+
+/// Wakes every waiter; how many.
+#[wasm_bindgen]
+pub fn condition_notify_all(cond: u32) -> u32 {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    unsafe { condition_at(cond) }.notify_all() as u32
+}
+
+/// Async wait: queues `waiter`, then releases the lock (which the caller holds).
+#[wasm_bindgen]
+pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) {
+    // SAFETY: lock held (checked by the wrapper); record as for lock_async_begin.
+    unsafe { condition_at(cond).wait_async_begin(lock_at(lock_addr), waiter_at(waiter)) }
+}
+
+/// Async wait, giving up: whether a notify came first.
+#[wasm_bindgen]
+pub fn condition_wait_async_cancel(cond: u32, waiter: u32) -> bool {
+    // SAFETY: as for condition_wait_async_begin.
+    unsafe { condition_at(cond).wait_async_cancel(waiter_at(waiter)) }
+}
+
+/// # Safety
+/// `addr` is a 4-aligned address inside the memory (checked by the wrapper).
+unsafe fn i32_at<'a>(addr: u32) -> &'a AtomicI32 {
+    // SAFETY: aligned and in bounds per the caller; shared memory is always live.
+    unsafe { &*(addr as *const AtomicI32) }
+}
+
+/// # Safety
+/// `addr` is an 8-aligned address inside the memory (checked by the wrapper).
+unsafe fn i64_at<'a>(addr: u32) -> &'a AtomicI64 {
+    // SAFETY: as for i32_at.
+    unsafe { &*(addr as *const AtomicI64) }
+}
+
+/// `Atomics.wait` on an Int32Array element: 0 "ok", 1 "not-equal", 2 "timed-out".
+#[wasm_bindgen]
+pub fn atomics_wait32(addr: u32, expected: i32, timeout_ms: f64) -> u32 {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    futex::wait32(unsafe { i32_at(addr) }, expected, timeout(timeout_ms)) as u32
+}
+
+/// `Atomics.wait` on a BigInt64Array element; results as `atomics_wait32`.
+#[wasm_bindgen]
+pub fn atomics_wait64(addr: u32, expected: i64, timeout_ms: f64) -> u32 {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    futex::wait64(unsafe { i64_at(addr) }, expected, timeout(timeout_ms)) as u32
+}
+
+/// `Atomics.notify`: wakes up to `count` waiters (`u32::MAX`: all), oldest first.
+#[wasm_bindgen]
+pub fn atomics_notify(addr: u32, count: u32) -> u32 {
+    let count = if count == u32::MAX { futex::NOTIFY_ALL } else { count as usize };
+    futex::notify_address(addr as usize, count) as u32
+}
+
+/// `Atomics.waitAsync` step 1 on 32 bits: `true` queued, `false` not-equal.
+#[wasm_bindgen]
+pub fn atomics_wait32_async_begin(addr: u32, expected: i32, waiter: u32) -> bool {
+    // SAFETY: as for lock_async_begin and i32_at.
+    unsafe { futex::wait32_async_begin(i32_at(addr), expected, waiter_at(waiter)) }
+}
+
+/// `Atomics.waitAsync` step 1 on 64 bits.
+#[wasm_bindgen]
+pub fn atomics_wait64_async_begin(addr: u32, expected: i64, waiter: u32) -> bool {
+    // SAFETY: as for lock_async_begin and i64_at.
+    unsafe { futex::wait64_async_begin(i64_at(addr), expected, waiter_at(waiter)) }
+}
+
+/// `Atomics.waitAsync` timing out: 2 "timed-out", or 0 "ok" if a notify came first.
+#[wasm_bindgen]
+pub fn atomics_wait_async_cancel(addr: u32, waiter: u32) -> u32 {
+    // SAFETY: as for lock_async_begin.
+    let r: WaitResult = unsafe { futex::wait_async_cancel(addr as usize, waiter_at(waiter)) };
+    r as u32
+}
+
+/// `iterations` times: lock, increment the plain (non-atomic) u64 at
+/// `counter_addr`, unlock. With correct locking, N threads running it on the
+/// same lock and counter add exactly N * iterations.
+#[wasm_bindgen]
+pub fn lock_increment_loop(lock_addr: u32, counter_addr: u32, iterations: u32) {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    let lock = unsafe { lock_at(lock_addr) };
+    let counter = counter_addr as *mut u64;
+    for _ in 0..iterations {
+        lock.lock();
+        // SAFETY: `counter_addr` is a live, 8-aligned u64 from `alloc`, and
+        // every thread touches it only while holding `lock`, so this access
+        // is exclusive; lock's Acquire and unlock's Release order it.
+        unsafe { *counter += 1 };
+        lock.unlock();
+    }
+}
