@@ -48,6 +48,7 @@ mod lock;
 pub mod parking_lot;
 mod sync;
 mod sys;
+pub mod toy_locks;
 mod word_lock;
 
 #[cfg(not(loom))]

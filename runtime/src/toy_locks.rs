@@ -1,0 +1,826 @@
+//! Toy locks: seed 000's experimental lock algorithms ("Spinlocks", "Futex
+//! Algorithms and ParkingLot", "Barging and Fairness"), for benchmarks only.
+//!
+//! Like WebKit's `ToyLocks.h`, they sit side by side in one file, each short
+//! enough to read in one screen, all built on the same ParkingLot, so that a
+//! benchmark compares locking protocols and nothing else. [`RawLock`] lets one
+//! generic runner drive them and [`Lock`] and [`WordLock`] alike. Real code
+//! should use [`Lock`]. Every toy is one byte (`repr(transparent)` over its
+//! state) and queues its parked threads under that byte's address, which is
+//! also the lock's. [`ThunderLock`] and [`CascadeLock`] use only
+//! futex-like calls (park while the byte reads X; wake one or all), so they
+//! could be built on futexes; [`HandoffLock`] and [`BargingLock`] need
+//! `unpark_one`'s callback, which only a ParkingLot has.
+//!
+//! ## [`YieldSpinLock`], [`PauseSpinLock`]
+//!
+//! | state | meaning  |
+//! |-------|----------|
+//! | 0     | unlocked |
+//! | 1     | locked   |
+//!
+//! lock: CAS 0 → 1; while that fails, load until 0 (test-and-test-and-set),
+//! yielding the CPU or executing a spin hint (x86 `pause`) between loads.
+//! unlock: store 0. No CAS on unlock, which is why the seed finds spinlocks
+//! fastest with one thread; its spinlocks gained nothing from `pause`.
+//!
+//! ## [`ThunderLock`] and [`CascadeLock`]
+//!
+//! | state | name            | meaning                       |
+//! |-------|-----------------|-------------------------------|
+//! | 0     | `UNLOCKED`      |                               |
+//! | 1     | `LOCKED`        | held, nobody parked           |
+//! | 2     | `LOCKED_PARKED` | held, threads may be parked   |
+//!
+//! Both: lock is CAS 0 → 1; unlock is swap 0, and only if the swap returned
+//! 2 a call into the ParkingLot.
+//! - Thunder: spins like [`Lock`], then CAS 1 → 2 and parks while 2. Unlock
+//!   wakes *all*: the herd races, all but one park again. It never has to know
+//!   whether waiters remain, so three states suffice, and it stays correct if
+//!   several locks share one address.
+//! - Cascade (glibc's lowlevellock): spins, then swaps in 2 until the swap
+//!   returns 0, parking while 2. A thread past its spin thus takes the lock as
+//!   2: it cannot tell whether others are still parked, so it assumes they are
+//!   and its unlock wakes one, which does the same (the cascade). The byte
+//!   forgets 2 only when someone takes the lock by the fast CAS 0 → 1.
+//!
+//! ## [`HandoffLock`] and [`BargingLock`]
+//!
+//! | bit | name     | meaning                                        |
+//! |-----|----------|------------------------------------------------|
+//! | 0   | `LOCKED` | some thread holds the lock                     |
+//! | 1   | `PARKED` | threads may be parked on this address          |
+//!
+//! Both set `PARKED` by CAS while `LOCKED` is set, then park while the byte
+//! reads `LOCKED | PARKED`. Unlock is CAS `LOCKED` → 0, or, with `PARKED`
+//! set, `unpark_one`, whose callback rewrites the byte under the queue lock.
+//! - Handoff (strict FIFO): `PARKED` implies `LOCKED`, and lock only ever
+//!   CASes from 0, so nobody barges past a parked thread. Unlock keeps
+//!   `LOCKED` set and hands the lock to the oldest parked thread (token
+//!   `TOKEN_HANDOFF`), leaving `PARKED` only if more remain; if the queue was
+//!   empty after all (a locker set `PARKED` but has not queued yet), it
+//!   stores 0 and that locker's park fails and retries.
+//! - Barging: [`Lock`] without its fairness timer. Unlock stores `PARKED` if
+//!   more remain, else 0, and wakes the oldest, which competes with barging
+//!   threads. Spins `SPIN_LIMIT` times, a compile-time parameter.
+#![cfg(not(loom))]
+
+use crate::parking_lot::{
+    park_conditionally, unpark_all, unpark_count, unpark_one, ParkResult, UnparkToken,
+    DEFAULT_UNPARK_TOKEN,
+};
+use crate::sync::{self, AtomicU8, Ordering};
+use crate::{Lock, WordLock, DEFAULT_SPIN_LIMIT};
+
+/// A lock as a benchmark sees it, so that one generic runner drives every lock.
+///
+/// # Safety
+/// Implementations provide mutual exclusion: between `lock` returning and the
+/// matching `unlock`, no other `lock` on the same lock returns, and `unlock`
+/// makes the holder's writes visible to the next holder. Generic code relies
+/// on this to guard plain data.
+pub unsafe trait RawLock: Sync + Send {
+    /// The name shown in benchmark tables.
+    const NAME: &'static str;
+
+    /// An unlocked lock.
+    fn new() -> Self;
+
+    /// Acquires the lock, waiting as long as it takes.
+    fn lock(&self);
+
+    /// Releases the lock.
+    ///
+    /// # Safety
+    /// The caller holds the lock: a `lock` returned and no `unlock` has
+    /// matched it yet.
+    unsafe fn unlock(&self);
+}
+
+// SAFETY: Lock is the crate's mutual-exclusion lock.
+unsafe impl RawLock for Lock {
+    const NAME: &'static str = "parklot::Lock";
+
+    fn new() -> Self {
+        Lock::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        Lock::lock(self)
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        Lock::unlock(self)
+    }
+}
+
+// SAFETY: WordLock is the crate's mutual-exclusion lock for bucket queues.
+unsafe impl RawLock for WordLock {
+    const NAME: &'static str = "parklot::WordLock";
+
+    fn new() -> Self {
+        WordLock::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        WordLock::lock(self)
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        // SAFETY: the caller holds the lock (this method's contract).
+        unsafe { WordLock::unlock(self) }
+    }
+}
+
+/// The ParkingLot key of a toy: the address of its state byte.
+#[inline]
+fn key(state: &AtomicU8) -> usize {
+    state as *const AtomicU8 as usize
+}
+
+/// Takes the lock by one weak CAS `from` → `to`. Acquire: the previous
+/// holder's critical section happens before ours.
+#[inline]
+fn cas_acquire(state: &AtomicU8, from: u8, to: u8) -> bool {
+    state
+        .compare_exchange_weak(from, to, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// Marks a held lock as having parked threads by one weak CAS. Relaxed: it
+/// publishes no data, and parking rechecks the byte under the queue lock.
+#[inline]
+fn cas_relaxed(state: &AtomicU8, from: u8, to: u8) -> bool {
+    state
+        .compare_exchange_weak(from, to, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// FUTEX_WAIT on a byte: parks while `state` reads `expected`, checked under
+/// the queue lock so that an unlock cannot slip between the check and the sleep.
+fn park_while(state: &AtomicU8, expected: u8) -> ParkResult {
+    // SAFETY: `validate` is one load and the other callbacks do nothing, so
+    // none can panic or call into the ParkingLot.
+    unsafe {
+        park_conditionally(
+            key(state),
+            || state.load(Ordering::Relaxed) == expected,
+            || {},
+            |_, _| {},
+            None,
+        )
+    }
+}
+
+/// Test-and-test-and-set: waiting threads only load the byte, which keeps its
+/// cache line shared until it reads 0, instead of bouncing it with CASes.
+#[inline]
+fn ttas_lock(state: &AtomicU8, relax: fn()) {
+    while !cas_acquire(state, 0, 1) {
+        while state.load(Ordering::Relaxed) != 0 {
+            relax();
+        }
+    }
+}
+
+/// A spinlock that yields the CPU between attempts. Never parks.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct YieldSpinLock {
+    state: AtomicU8,
+}
+
+impl YieldSpinLock {
+    /// An unlocked lock.
+    pub const fn new() -> Self {
+        YieldSpinLock {
+            state: AtomicU8::new(0),
+        }
+    }
+}
+
+// SAFETY: only a CAS 0 → 1 takes the lock (Acquire) and only the holder's
+// store of 0 (Release) frees it.
+unsafe impl RawLock for YieldSpinLock {
+    const NAME: &'static str = "YieldSpinLock";
+
+    fn new() -> Self {
+        Self::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        // wasm has no scheduler call; there sync::yield_now is a spin hint.
+        ttas_lock(&self.state, sync::yield_now);
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        self.state.store(0, Ordering::Release);
+    }
+}
+
+/// A spinlock that runs a spin hint (x86 `pause`) between attempts. Never
+/// yields, never parks.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct PauseSpinLock {
+    state: AtomicU8,
+}
+
+impl PauseSpinLock {
+    /// An unlocked lock.
+    pub const fn new() -> Self {
+        PauseSpinLock {
+            state: AtomicU8::new(0),
+        }
+    }
+}
+
+// SAFETY: as for YieldSpinLock.
+unsafe impl RawLock for PauseSpinLock {
+    const NAME: &'static str = "PauseSpinLock";
+
+    fn new() -> Self {
+        Self::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        ttas_lock(&self.state, sync::spin_loop);
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        self.state.store(0, Ordering::Release);
+    }
+}
+
+const UNLOCKED: u8 = 0;
+const LOCKED: u8 = 1;
+/// ThunderLock and CascadeLock: held, and threads may be parked.
+const LOCKED_PARKED: u8 = 2;
+/// HandoffLock and BargingLock: the `PARKED` bit, next to `LOCKED`.
+const PARKED: u8 = 2;
+
+/// Three states; unlock wakes every parked thread (a thundering herd).
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct ThunderLock {
+    state: AtomicU8,
+}
+
+impl ThunderLock {
+    /// An unlocked lock.
+    pub const fn new() -> Self {
+        ThunderLock {
+            state: AtomicU8::new(UNLOCKED),
+        }
+    }
+
+    #[cold]
+    fn lock_slow(&self) {
+        // The same spin policy as Lock (crate::spin_limit(), default 40 yields,
+        // only while nobody is parked), so the benchmark sees only the unlock
+        // protocol differ.
+        let spin_limit = crate::spin_limit();
+        let mut spins = 0;
+        loop {
+            match self.state.load(Ordering::Relaxed) {
+                UNLOCKED if cas_acquire(&self.state, UNLOCKED, LOCKED) => return,
+                UNLOCKED => continue,
+                LOCKED if spins < spin_limit => {
+                    spins += 1;
+                    sync::yield_now();
+                    continue;
+                }
+                LOCKED if !cas_relaxed(&self.state, LOCKED, LOCKED_PARKED) => continue,
+                _ => {} // 2, or just set to 2: park.
+            }
+            // Woken or not, race again: the herd's losers set 2 and park anew.
+            park_while(&self.state, LOCKED_PARKED);
+            spins = 0;
+        }
+    }
+}
+
+// SAFETY: only a CAS from UNLOCKED takes the lock (Acquire) and only the
+// holder's swap to UNLOCKED (Release) frees it. Every thread that parked saw 2
+// under the queue lock; the unlock that swaps that 2 away then unparks all.
+unsafe impl RawLock for ThunderLock {
+    const NAME: &'static str = "ThunderLock";
+
+    fn new() -> Self {
+        Self::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        if !cas_acquire(&self.state, UNLOCKED, LOCKED) {
+            self.lock_slow();
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        if self.state.swap(UNLOCKED, Ordering::Release) == LOCKED_PARKED {
+            unpark_all(key(&self.state));
+        }
+    }
+}
+
+/// glibc's lowlevellock: a thread that had to wait takes the lock as
+/// `LOCKED_PARKED`, so unlock wakes one thread at a time, in a cascade.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct CascadeLock {
+    state: AtomicU8,
+}
+
+impl CascadeLock {
+    /// An unlocked lock.
+    pub const fn new() -> Self {
+        CascadeLock {
+            state: AtomicU8::new(UNLOCKED),
+        }
+    }
+
+    #[cold]
+    fn lock_slow(&self) {
+        // Like glibc's adaptive mutex, spin with trylocks whatever the state
+        // says; the count is Lock's (crate::spin_limit(), default 40).
+        for _ in 0..crate::spin_limit() {
+            if self.state.load(Ordering::Relaxed) == UNLOCKED
+                && cas_acquire(&self.state, UNLOCKED, LOCKED)
+            {
+                return;
+            }
+            sync::yield_now();
+        }
+        // From here on only swaps to 2: a CAS to 1 could take the lock while
+        // others stay parked, and then nobody would wake them.
+        while self.state.swap(LOCKED_PARKED, Ordering::Acquire) != UNLOCKED {
+            park_while(&self.state, LOCKED_PARKED);
+        }
+    }
+}
+
+// SAFETY: the lock is taken only by a CAS or swap that finds UNLOCKED
+// (Acquire) and freed only by the holder's swap to UNLOCKED (Release). A
+// parked thread saw 2; the unlock that swaps that 2 away wakes one, which
+// either takes the lock as 2 or sets 2 again before it parks.
+unsafe impl RawLock for CascadeLock {
+    const NAME: &'static str = "CascadeLock";
+
+    fn new() -> Self {
+        Self::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        if !cas_acquire(&self.state, UNLOCKED, LOCKED) {
+            self.lock_slow();
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        if self.state.swap(UNLOCKED, Ordering::Release) == LOCKED_PARKED {
+            // FUTEX_WAKE 1: no callback needed.
+            unpark_count(key(&self.state), 1);
+        }
+    }
+}
+
+/// Unpark token of HandoffLock: the unlocker kept `LOCKED` set for you.
+const TOKEN_HANDOFF: UnparkToken = 1;
+
+/// Strict FIFO: unlock hands the lock to the oldest parked thread and nobody
+/// barges. No spinning either, which would let a spinner overtake the queue.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct HandoffLock {
+    state: AtomicU8,
+}
+
+impl HandoffLock {
+    /// An unlocked lock.
+    pub const fn new() -> Self {
+        HandoffLock {
+            state: AtomicU8::new(0),
+        }
+    }
+
+    #[cold]
+    fn lock_slow(&self) {
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            // 0 means nobody holds it and nobody is parked (PARKED implies LOCKED).
+            if state == 0 {
+                if cas_acquire(&self.state, 0, LOCKED) {
+                    return;
+                }
+                continue;
+            }
+            if state == LOCKED && !cas_relaxed(&self.state, LOCKED, LOCKED | PARKED) {
+                continue;
+            }
+            // The handoff orders the unlocker's critical section before ours:
+            // the token is written before the parker is claimed, and park
+            // observes the claim with Acquire.
+            if park_while(&self.state, LOCKED | PARKED) == ParkResult::Unparked(TOKEN_HANDOFF) {
+                return;
+            }
+        }
+    }
+
+    #[cold]
+    fn unlock_slow(&self) {
+        // The byte is LOCKED | PARKED, and while we hold it only we change it.
+        // SAFETY: the callback stores this lock's byte only: no panics, no
+        // ParkingLot calls.
+        unsafe {
+            unpark_one(key(&self.state), |r| {
+                if !r.did_unpark {
+                    self.state.store(0, Ordering::Release);
+                    return DEFAULT_UNPARK_TOKEN;
+                }
+                let next = if r.may_have_more {
+                    LOCKED | PARKED
+                } else {
+                    LOCKED
+                };
+                self.state.store(next, Ordering::Relaxed);
+                TOKEN_HANDOFF
+            });
+        }
+    }
+}
+
+// SAFETY: the lock is taken by a CAS from 0 (Acquire) or by the handoff token,
+// which the holder gives to one thread instead of freeing the byte.
+unsafe impl RawLock for HandoffLock {
+    const NAME: &'static str = "HandoffLock";
+
+    fn new() -> Self {
+        Self::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        if !cas_acquire(&self.state, 0, LOCKED) {
+            self.lock_slow();
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        // Strong CAS: a spurious failure would take the slow path for nothing.
+        if self
+            .state
+            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.unlock_slow();
+        }
+    }
+}
+
+/// Seed 000's configurable WTF::Lock: barging, adaptive, spinning `SPIN_LIMIT`
+/// yields before it parks, and never handing the lock over. The default, 40,
+/// is the seed's measured optimum for Lock.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct BargingLock<const SPIN_LIMIT: u32 = DEFAULT_SPIN_LIMIT> {
+    state: AtomicU8,
+}
+
+impl<const SPIN_LIMIT: u32> BargingLock<SPIN_LIMIT> {
+    /// An unlocked lock.
+    pub const fn new() -> Self {
+        BargingLock {
+            state: AtomicU8::new(0),
+        }
+    }
+
+    /// `"BargingLock<40>"` and so on: each spin limit names itself in a table.
+    const SPELLED: SpelledName = SpelledName::new("BargingLock<", SPIN_LIMIT, ">");
+
+    #[cold]
+    fn lock_slow(&self) {
+        let mut spins = 0;
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            if state & LOCKED == 0 {
+                if cas_acquire(&self.state, state, state | LOCKED) {
+                    return;
+                }
+                continue;
+            }
+            if state & PARKED == 0 {
+                // Nobody is parked: spinning may get us the lock cheaply.
+                if spins < SPIN_LIMIT {
+                    spins += 1;
+                    sync::yield_now();
+                    continue;
+                }
+                if !cas_relaxed(&self.state, state, state | PARKED) {
+                    continue;
+                }
+            }
+            park_while(&self.state, LOCKED | PARKED);
+            spins = 0;
+        }
+    }
+
+    #[cold]
+    fn unlock_slow(&self) {
+        // The byte is LOCKED | PARKED; PARKED changes only under the queue lock.
+        // SAFETY: the callback stores this lock's byte only: no panics, no
+        // ParkingLot calls.
+        unsafe {
+            unpark_one(key(&self.state), |r| {
+                let next = if r.may_have_more { PARKED } else { 0 };
+                self.state.store(next, Ordering::Release);
+                DEFAULT_UNPARK_TOKEN
+            });
+        }
+    }
+}
+
+// SAFETY: only a CAS that finds LOCKED clear sets it (Acquire), and only the
+// holder clears it (Release), by CAS or under the queue lock.
+unsafe impl<const SPIN_LIMIT: u32> RawLock for BargingLock<SPIN_LIMIT> {
+    const NAME: &'static str = Self::SPELLED.as_str();
+
+    fn new() -> Self {
+        Self::new()
+    }
+
+    #[inline]
+    fn lock(&self) {
+        if !cas_acquire(&self.state, 0, LOCKED) {
+            self.lock_slow();
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self) {
+        if self
+            .state
+            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.unlock_slow();
+        }
+    }
+}
+
+/// A `&'static str` built at compile time from a prefix, a number and a suffix.
+struct SpelledName {
+    /// 32 bytes: "BargingLock<" (12) + u32::MAX (10 digits) + ">" (1) fit.
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl SpelledName {
+    const fn new(prefix: &str, n: u32, suffix: &str) -> SpelledName {
+        let mut name = SpelledName {
+            bytes: [0; 32],
+            len: 0,
+        };
+        name.push(prefix.as_bytes());
+        let mut digits = [0u8; 10];
+        let (mut start, mut n) = (digits.len(), n);
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        name.push(digits.split_at(start).1);
+        name.push(suffix.as_bytes());
+        name
+    }
+
+    const fn push(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while i < bytes.len() {
+            self.bytes[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+    }
+
+    const fn as_str(&self) -> &str {
+        match core::str::from_utf8(self.bytes.split_at(self.len).0) {
+            Ok(s) => s,
+            Err(_) => panic!("SpelledName holds ASCII only"),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::parking_lot::parked_count;
+    use core::cell::UnsafeCell;
+    use std::sync::Arc;
+
+    struct Guarded<L> {
+        lock: L,
+        count: UnsafeCell<u64>,
+    }
+
+    // SAFETY: `count` is only touched while `lock` is held (RawLock's contract).
+    unsafe impl<L: RawLock> Sync for Guarded<L> {}
+
+    /// The lost-update check: a plain counter, incremented under the lock by
+    /// several threads, must come out exact (and Miri sees any data race).
+    fn counter_stays_exact<L: RawLock + 'static>() {
+        let threads = if cfg!(miri) { 2 } else { 4 };
+        let per = if cfg!(miri) { 50 } else { 20_000 };
+        let g = Arc::new(Guarded {
+            lock: L::new(),
+            count: UnsafeCell::new(0),
+        });
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let g = g.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..per {
+                        g.lock.lock();
+                        // SAFETY: we hold the lock; it was acquired just above
+                        // and is released once, right after.
+                        unsafe {
+                            *g.count.get() += 1;
+                            g.lock.unlock();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        // SAFETY: every other thread has been joined.
+        assert_eq!(unsafe { *g.count.get() }, threads * per, "{}", L::NAME);
+    }
+
+    /// Holds the lock until `WAITERS` threads are parked on it, then lets
+    /// go: each must get it once (the slow paths of the lock and the unlock,
+    /// which the counter test rarely reaches with tiny critical sections).
+    /// Returns the lock, idle again, for the caller to inspect.
+    fn parked_waiters_all_get_the_lock<L: RawLock + 'static>() -> L {
+        // 3: enough that a wakeup can leave others queued (Cascade's chain,
+        // Thunder's herd re-parking, may_have_more).
+        const WAITERS: usize = 3;
+        let g = Arc::new(Guarded {
+            lock: L::new(),
+            count: UnsafeCell::new(0),
+        });
+        // Every lock here parks under its own address (Lock and the toys are
+        // repr(transparent) over their state byte).
+        let key = &g.lock as *const L as usize;
+        g.lock.lock();
+        let hs: Vec<_> = (0..WAITERS)
+            .map(|_| {
+                let g = g.clone();
+                std::thread::spawn(move || {
+                    g.lock.lock();
+                    // SAFETY: we hold the lock until the unlock right after.
+                    unsafe {
+                        *g.count.get() += 1;
+                        g.lock.unlock();
+                    }
+                })
+            })
+            .collect();
+        while parked_count(key) != WAITERS {
+            std::thread::yield_now();
+        }
+        // SAFETY: locked above, before the waiters started.
+        unsafe { g.lock.unlock() };
+        for h in hs {
+            h.join().unwrap();
+        }
+        let g = Arc::into_inner(g).unwrap();
+        assert_eq!(g.count.into_inner(), WAITERS as u64, "{}", L::NAME);
+        g.lock
+    }
+
+    #[test]
+    fn lock_excludes() {
+        counter_stays_exact::<Lock>();
+        let l = parked_waiters_all_get_the_lock::<Lock>();
+        assert!(!l.is_locked() && !l.has_parked());
+    }
+
+    #[test]
+    fn word_lock_excludes() {
+        counter_stays_exact::<WordLock>();
+    }
+
+    #[test]
+    fn yield_spin_lock_excludes() {
+        counter_stays_exact::<YieldSpinLock>();
+    }
+
+    #[test]
+    fn pause_spin_lock_excludes() {
+        counter_stays_exact::<PauseSpinLock>();
+    }
+
+    #[test]
+    fn thunder_lock_excludes_and_wakes_its_herd() {
+        counter_stays_exact::<ThunderLock>();
+        let l = parked_waiters_all_get_the_lock::<ThunderLock>();
+        assert_eq!(l.state.into_inner(), UNLOCKED);
+    }
+
+    #[test]
+    fn cascade_lock_excludes_and_wakes_down_the_chain() {
+        counter_stays_exact::<CascadeLock>();
+        let l = parked_waiters_all_get_the_lock::<CascadeLock>();
+        assert_eq!(l.state.into_inner(), UNLOCKED);
+    }
+
+    #[test]
+    fn handoff_lock_excludes_and_hands_over() {
+        counter_stays_exact::<HandoffLock>();
+        let l = parked_waiters_all_get_the_lock::<HandoffLock>();
+        assert_eq!(l.state.into_inner(), 0);
+    }
+
+    #[test]
+    fn barging_lock_excludes_and_wakes_its_parked() {
+        counter_stays_exact::<BargingLock>();
+        // No spinning: every contended lock parks at once.
+        counter_stays_exact::<BargingLock<0>>();
+        let l = parked_waiters_all_get_the_lock::<BargingLock>();
+        assert_eq!(l.state.into_inner(), 0);
+    }
+
+    #[test]
+    fn handoff_lock_serves_waiters_in_queue_order() {
+        let n = if cfg!(miri) { 3 } else { 6 };
+        let lock = Arc::new(HandoffLock::new());
+        let key = key(&lock.state);
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        lock.lock();
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let (lock, order) = (lock.clone(), order.clone());
+                let h = std::thread::spawn(move || {
+                    lock.lock();
+                    order.lock().unwrap().push(i);
+                    // SAFETY: locked just above.
+                    unsafe { lock.unlock() };
+                });
+                // Queue them one at a time so that the queue order is known.
+                while parked_count(key) != i + 1 {
+                    std::thread::yield_now();
+                }
+                h
+            })
+            .collect();
+        // SAFETY: locked above, before any thread started.
+        unsafe { lock.unlock() };
+        // Arriving now, we must queue behind every one of them: no barging.
+        lock.lock();
+        order.lock().unwrap().push(n);
+        // SAFETY: locked just above.
+        unsafe { lock.unlock() };
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), (0..=n).collect::<Vec<_>>());
+        assert_eq!(lock.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn every_toy_is_one_byte() {
+        assert_eq!(core::mem::size_of::<YieldSpinLock>(), 1);
+        assert_eq!(core::mem::size_of::<PauseSpinLock>(), 1);
+        assert_eq!(core::mem::size_of::<ThunderLock>(), 1);
+        assert_eq!(core::mem::size_of::<CascadeLock>(), 1);
+        assert_eq!(core::mem::size_of::<HandoffLock>(), 1);
+        assert_eq!(core::mem::size_of::<BargingLock>(), 1);
+    }
+
+    #[test]
+    fn barging_lock_names_its_spin_limit() {
+        assert_eq!(<BargingLock as RawLock>::NAME, "BargingLock<40>");
+        assert_eq!(<BargingLock<0> as RawLock>::NAME, "BargingLock<0>");
+        assert_eq!(
+            <BargingLock<{ u32::MAX }> as RawLock>::NAME,
+            "BargingLock<4294967295>"
+        );
+    }
+}
