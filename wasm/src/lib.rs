@@ -18,7 +18,10 @@ use std::sync::atomic::{AtomicI32, AtomicI64};
 
 use parklot::futex::{self, WaitResult};
 use parklot::parking_lot::AsyncWaiter;
-use parklot::{Condition, Lock};
+use parklot::toy_locks::{
+    BargingLock, CascadeLock, HandoffLock, PauseSpinLock, RawLock, ThunderLock, YieldSpinLock,
+};
+use parklot::{Condition, Lock, WordLock};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -332,4 +335,99 @@ pub fn lock_increment_loop(lock_addr: u32, counter_addr: u32, iterations: u32) {
         unsafe { *counter += 1 };
         lock.unlock();
     }
+}
+
+/// The locks a benchmark can compare inside this one module, by index: the
+/// same calls ([`peer_new`], [`peer_count_loop`], [`peer_free`]) drive each.
+const PEERS: [&str; 9] = [
+    Lock::NAME,
+    WordLock::NAME,
+    "std::sync::Mutex",
+    YieldSpinLock::NAME,
+    PauseSpinLock::NAME,
+    ThunderLock::NAME,
+    CascadeLock::NAME,
+    HandoffLock::NAME,
+    <BargingLock<40>>::NAME,
+];
+
+/// The benchmark peers' names, comma-separated, in index order.
+#[wasm_bindgen]
+pub fn peer_names() -> String {
+    PEERS.join(",")
+}
+
+/// The size and alignment of peer `kind`'s lock object.
+fn peer_layout(kind: u32) -> Layout {
+    match kind {
+        0 | 3..=8 => Layout::new::<u8>(),
+        1 => Layout::new::<WordLock>(),
+        2 => Layout::new::<std::sync::Mutex<()>>(),
+        _ => panic!("peer_new: no peer {kind}; peer_names() lists them"),
+    }
+}
+
+/// A new, unlocked lock of peer `kind`; its address.
+#[wasm_bindgen]
+pub fn peer_new(kind: u32) -> u32 {
+    let layout = peer_layout(kind);
+    let addr = alloc(layout.size() as u32, layout.align() as u32);
+    if kind == 2 {
+        // SAFETY: freshly allocated with Mutex's layout; all other peers are
+        // valid when zeroed (their unlocked state is all zero bits).
+        unsafe { (addr as *mut std::sync::Mutex<()>).write(std::sync::Mutex::new(())) };
+    }
+    addr
+}
+
+/// Frees a lock from [`peer_new`] that nobody holds or waits on.
+#[wasm_bindgen]
+pub fn peer_free(kind: u32, addr: u32) {
+    let layout = peer_layout(kind);
+    if kind == 2 {
+        // SAFETY: `peer_new` wrote a Mutex there; nobody uses it any more.
+        unsafe { core::ptr::drop_in_place(addr as *mut std::sync::Mutex<()>) };
+    }
+    free(addr, layout.size() as u32, layout.align() as u32);
+}
+
+/// `iterations` times: lock peer `kind`'s lock at `addr`, add one to the
+/// plain u64 at `counter_addr`, unlock: the seed's benchmark loop, with every
+/// lock behind the same call. Returns `iterations`.
+#[wasm_bindgen]
+pub fn peer_count_loop(kind: u32, addr: u32, counter_addr: u32, iterations: u32) -> u32 {
+    fn run<L: RawLock>(addr: u32, counter: *mut u64, n: u32) {
+        // SAFETY: `addr` came from `peer_new` for this kind, so it is an L.
+        let lock = unsafe { &*(addr as *const L) };
+        for _ in 0..n {
+            lock.lock();
+            // SAFETY: the counter is only touched under this lock.
+            unsafe {
+                *counter += 1;
+                lock.unlock();
+            }
+        }
+    }
+    let counter = counter_addr as *mut u64;
+    match kind {
+        0 => run::<Lock>(addr, counter, iterations),
+        1 => run::<WordLock>(addr, counter, iterations),
+        2 => {
+            // SAFETY: `peer_new(2)` wrote a Mutex at `addr`.
+            let mutex = unsafe { &*(addr as *const std::sync::Mutex<()>) };
+            for _ in 0..iterations {
+                let _guard = mutex.lock().unwrap_or_else(|e| e.into_inner());
+                // SAFETY: the counter is only touched under this mutex.
+                unsafe { *counter += 1 };
+            }
+        }
+        3 => run::<YieldSpinLock>(addr, counter, iterations),
+        4 => run::<PauseSpinLock>(addr, counter, iterations),
+        5 => run::<ThunderLock>(addr, counter, iterations),
+        6 => run::<CascadeLock>(addr, counter, iterations),
+        7 => run::<HandoffLock>(addr, counter, iterations),
+        8 => run::<BargingLock<40>>(addr, counter, iterations),
+        _ => panic!("peer_count_loop: no peer {kind}; peer_names() lists them"),
+    }
+    iterations
 }
