@@ -186,7 +186,7 @@ impl Condition {
         if self.has_waiters.load(Ordering::Relaxed) == 0 {
             return false;
         }
-        self.notify_slow(1) == 1
+        self.notify_slow(1) != 0
     }
 
     /// Wakes every waiter. Returns how many there were.
@@ -209,6 +209,8 @@ impl Condition {
             })
         }
         .unparked
+        // Waiters that may be gone are woken on top of `count` (see `unpark_many`).
+        .min(count)
     }
 
     #[inline]

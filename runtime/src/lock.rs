@@ -404,7 +404,9 @@ impl Lock {
         // ParkingLot calls.
         unsafe {
             parking_lot::unpark_one(self.key(), |r| {
-                if r.did_unpark && (force_fair || r.time_to_be_fair) {
+                // Hand over only to a waiter known to be alive: a terminated
+                // worker's record must not take the lock with it.
+                if r.did_unpark && r.confirmed && (force_fair || r.time_to_be_fair) {
                     if !r.may_have_more {
                         self.state.store(LOCKED, Ordering::Relaxed);
                     }
@@ -723,6 +725,30 @@ mod tests {
         );
         assert!(l.is_locked());
         l.unlock();
+    }
+
+    #[test]
+    fn a_handoff_skips_a_waiter_that_may_be_gone() {
+        // An async record whose owner never comes back (a terminated worker's)
+        // is queued first, a live thread behind it. A fair unlock must not
+        // hand the lock to the record, or the live thread would wait forever.
+        let l = Arc::new(Lock::new());
+        l.lock();
+        let gone = AsyncWaiter::new();
+        assert!(!unsafe { l.lock_async_begin(&gone) });
+        let l2 = l.clone();
+        let live = std::thread::spawn(move || {
+            l2.lock();
+            l2.unlock();
+        });
+        while crate::parking_lot::parked_count(l.key()) != 2 {
+            std::thread::yield_now();
+        }
+        l.unlock_fair();
+        live.join().unwrap();
+        assert_eq!(gone.poll(), Some(TOKEN_RETRY), "the record got no lock");
+        assert_eq!(crate::parking_lot::parked_count(l.key()), 0);
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -24,7 +24,7 @@
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::Instant;
 use crate::sync::{thread_local, AtomicPtr, AtomicUsize, LockedCell, Ordering};
-use crate::sys::{now_ns, Parker, UnparkHandle};
+use crate::sys::{now_ns, Parker, UnparkHandle, THREADS_CAN_VANISH};
 use crate::word_lock::WordLock;
 use core::ptr;
 
@@ -66,6 +66,12 @@ pub struct UnparkResult {
     /// The bucket's fairness timer expired: a lock should hand itself over to
     /// the woken thread instead of letting others barge.
     pub time_to_be_fair: bool,
+    /// The waiter chosen for the token was seen waiting, so it is alive and
+    /// will act on it. Only hand over something exclusive (a lock) when this
+    /// holds. Always true natively; in wasm a terminated worker's record can
+    /// stay queued, and such records are woken (and so dropped from the
+    /// queue) without being counted on.
+    pub confirmed: bool,
 }
 
 /// Buckets per registered thread, at least (seed 000 and WebKit use 3).
@@ -92,10 +98,13 @@ struct ThreadData {
     /// Set by the unparker under the bucket lock before it claims the parker;
     /// read by this thread after it wakes.
     token: LockedCell<UnparkToken>,
+    /// An [`AsyncWaiter`]'s record: its owner is code that may never come
+    /// back for it (see [`ThreadData::seen_alive`]).
+    is_async: bool,
 }
 
 impl ThreadData {
-    fn new() -> ThreadData {
+    fn new(is_async: bool) -> ThreadData {
         let threads = globals().threads.fetch_add(1, Ordering::Relaxed) + 1;
         grow_table(threads);
         ThreadData {
@@ -103,7 +112,16 @@ impl ThreadData {
             key: LockedCell::new(0),
             next: LockedCell::new(ptr::null()),
             token: LockedCell::new(DEFAULT_UNPARK_TOKEN),
+            is_async,
         }
+    }
+
+    /// Whether this queued waiter is certainly alive: a native thread always
+    /// is; otherwise (a wasm worker can be terminated while parked, an async
+    /// record's owner can be gone) only if it is waiting on its word right now.
+    /// Under the bucket lock.
+    fn seen_alive(&self) -> bool {
+        (!THREADS_CAN_VANISH && !self.is_async) || self.parker.probe_waiting()
     }
 }
 
@@ -121,12 +139,12 @@ impl Drop for ThreadData {
 /// the stack while the thread-locals are being torn down.
 fn with_thread_data<T>(f: impl FnOnce(&ThreadData) -> T) -> T {
     thread_local! {
-        static THREAD_DATA: ThreadData = ThreadData::new();
+        static THREAD_DATA: ThreadData = ThreadData::new(false);
     }
     let mut fallback = None;
     let data = THREAD_DATA
         .try_with(|d| d as *const ThreadData)
-        .unwrap_or_else(|_| fallback.insert(ThreadData::new()) as *const ThreadData);
+        .unwrap_or_else(|_| fallback.insert(ThreadData::new(false)) as *const ThreadData);
     // SAFETY: the thread-local lives until the thread exits, and `fallback`
     // until this function returns; both outlast `f`.
     f(unsafe { &*data })
@@ -537,7 +555,7 @@ impl AsyncWaiter {
     /// A record that is not queued.
     pub fn new() -> AsyncWaiter {
         AsyncWaiter {
-            data: ThreadData::new(),
+            data: ThreadData::new(true),
         }
     }
 
@@ -623,7 +641,9 @@ pub unsafe fn unpark_one(
 /// Wakes up to `count` threads parked on `key`, oldest first. Returns how many.
 pub fn unpark_count(key: usize, count: usize) -> usize {
     // SAFETY: the callback does nothing.
-    unsafe { unpark_many(key, count, |_| DEFAULT_UNPARK_TOKEN) }.unparked
+    let woken = unsafe { unpark_many(key, count, |_| DEFAULT_UNPARK_TOKEN) }.unparked;
+    // Waiters that may be gone are woken on top of `count` (see `unpark_many`).
+    woken.min(count)
 }
 
 /// Wakes every thread parked on `key`. Returns how many.
@@ -633,6 +653,11 @@ pub fn unpark_all(key: usize) -> usize {
 
 /// Wakes up to `max` threads parked on `key`, oldest first, handing each the
 /// token `callback` returns (it runs once, under the queue's lock).
+///
+/// Only waiters seen alive count toward `max` (see [`UnparkResult::confirmed`]):
+/// a waiter that may be gone is woken and dropped from the queue, and the
+/// next one is woken too, so a terminated worker never swallows a wakeup
+/// that a live waiter needed. It gets the default token, never the caller's.
 ///
 /// # Safety
 /// As for [`unpark_one`].
@@ -648,15 +673,18 @@ pub(crate) unsafe fn unpark_many(
 
     let bucket = lock_bucket(key);
     let mut result = UnparkResult::default();
-    // Dequeued waiters, chained through their (now free) `next` fields.
+    // Dequeued waiters, chained through their (now free) `next` fields; a
+    // waiter is marked seen-alive by its token cell holding 1 until the
+    // callback's token replaces it.
     let mut woken_head: *const ThreadData = ptr::null();
     let mut woken_tail: *const ThreadData = ptr::null();
+    let mut alive = 0;
     // SAFETY: the bucket lock is held for the whole block; dequeued waiters stay
     // parked (so their records live) until we claim their parkers below.
     unsafe {
         let mut prev: *const ThreadData = ptr::null();
         let mut cur = bucket.head.get();
-        while !cur.is_null() && result.unparked < max {
+        while !cur.is_null() && alive < max {
             let next = (*cur).next.get();
             if (*cur).key.get() == key {
                 bucket.unlink(prev, &*cur);
@@ -668,6 +696,9 @@ pub(crate) unsafe fn unpark_many(
                 }
                 woken_tail = cur;
                 result.unparked += 1;
+                result.confirmed = (*cur).seen_alive();
+                alive += usize::from(result.confirmed);
+                (*cur).token.set(usize::from(result.confirmed));
             } else {
                 prev = cur;
             }
@@ -684,7 +715,12 @@ pub(crate) unsafe fn unpark_many(
         while !cur.is_null() {
             // Read `next` before claiming: once claimed, the thread may run on.
             let next = (*cur).next.get();
-            (*cur).token.set(token);
+            let seen_alive = (*cur).token.get() == 1;
+            (*cur).token.set(if seen_alive {
+                token
+            } else {
+                DEFAULT_UNPARK_TOKEN
+            });
             let handle = (*cur).parker.unpark_lock();
             if n < DEFERRED {
                 deferred[n] = Some(handle);

@@ -17,6 +17,9 @@
 
 use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
 
+/// Threads here cannot vanish while parked.
+pub(crate) const THREADS_CAN_VANISH: bool = false;
+
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
 const CLAIMED: u32 = 2;
@@ -72,6 +75,12 @@ impl Parker {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        true
+    }
+
+    /// Whether the owner is waiting right now. A condition variable cannot
+    /// tell, so the answer is yes: threads here never vanish while parked.
+    pub(crate) fn probe_waiting(&self) -> bool {
         true
     }
 

@@ -15,6 +15,7 @@
 //! thread that cannot block may instead wait on it asynchronously (in wasm,
 //! `Atomics.waitAsync`); `wake` reaches both kinds of waiter.
 
+pub(crate) use super::platform::THREADS_CAN_VANISH;
 use super::platform::{now_ns, wait, wake};
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -52,6 +53,14 @@ impl Parker {
             wait(&self.state, PARKED, Some(deadline_ns - now));
         }
         true
+    }
+
+    /// Whether the owner is waiting on the word right now (asleep in a
+    /// blocking wait, or registered with `Atomics.waitAsync`): wakes it,
+    /// spuriously (it sees it is still parked and waits again), and counts.
+    /// `false` means the owner is running, or gone.
+    pub(crate) fn probe_waiting(&self) -> bool {
+        wake(&self.state) > 0
     }
 
     /// Whether a waker has claimed this record (Acquire: its token is visible).
