@@ -59,6 +59,12 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
+# npm dev dependencies (TypeScript, Vitest) for the JS package and its tests.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dependencies"
+  npm ci --no-audit --no-fund
+fi
+
 # Miri keeps its own sysroot; build it once, quietly, so tests do not pay for it.
 if [ ! -e "$HOME/.cache/miri" ] || [ -z "$(ls -A "$HOME/.cache/miri" 2>/dev/null)" ]; then
   say "preparing the Miri sysroot"

@@ -9,7 +9,9 @@
 #   6. ARM64: the Rust tests and the C test under qemu-user
 #   7. wasm32: the core builds with and without the atomics feature; the
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
-#   8. a smoke run of the main command's contention demo
+#   8. the npm package: TypeScript build, Vitest suite with real worker_threads
+#      (including npm pack and a fresh install)
+#   9. a smoke run of the main command's contention demo
 #
 # Ends with one line, "parklot: N passed, M failed", counting every test
 # that ran; exits non-zero if any step failed.
@@ -62,6 +64,10 @@ echo "wasm32 check: ok"
 bash scripts/build-wasm.sh
 run wasm-smoke node tests/wasm-smoke.mjs
 
+step "npm package (TypeScript build, Vitest with worker_threads)"
+npm run --silent build:ts
+run js npm run --silent test:js
+
 step "main command smoke (contention demo, correctness only)"
 cargo run --quiet --release -p parklot-bench --bin contend -- --threads 1,4 --ms 50 --rounds 1
 
@@ -70,6 +76,6 @@ step "summary"
 # test and the wasm smoke test print "<name>: N passed, M failed".
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

@@ -1,0 +1,191 @@
+/**
+ * `rt.atomics`: `Atomics.wait`, `Atomics.notify` and `Atomics.waitAsync` for
+ * Int32Array and BigInt64Array views of the runtime's memory, served by the
+ * wasm core's ParkingLot instead of the engine. Arguments are checked and
+ * converted exactly as the ECMAScript algorithms do (ValidateIntegerTypedArray,
+ * ValidateAtomicAccess, DoWait, Atomics.notify), in the same order, and the
+ * results are the same strings and objects.
+ *
+ * Waiters here and waiters of the built-in `Atomics` are different queues:
+ * notify with `rt.atomics.notify` what you wait for with `rt.atomics.wait`.
+ */
+import { Core } from './core.js';
+import { closedError, cannotBlockError } from './errors.js';
+import { isSharedArrayBuffer, toBigInt64, toCount, toIndex, toInt32, toTimeout } from './validate.js';
+import { Queue, settle } from './waiters.js';
+
+/** What a wait ended with, as `Atomics.wait` says it. */
+export type WaitResult = 'ok' | 'not-equal' | 'timed-out';
+
+/** What `waitAsync` returns, as `Atomics.waitAsync` does. */
+export type WaitAsyncResult =
+  | { async: false; value: 'not-equal' | 'timed-out' }
+  | { async: true; value: Promise<'ok' | 'timed-out'> };
+
+const RESULTS: readonly WaitResult[] = ['ok', 'not-equal', 'timed-out'];
+
+/** `%TypedArray%.prototype[@@toStringTag]`: the element type's name for a real typed array, else undefined. */
+const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype), Symbol.toStringTag)!
+  .get as (this: unknown) => string | undefined;
+
+/**
+ * ValidateIntegerTypedArray(typedArray, waitable = true): a TypeError unless
+ * it is an Int32Array or a BigInt64Array that is not detached. Returns whether it is 64-bit.
+ */
+function validateWaitable(typedArray: unknown, call: string): boolean {
+  const tag = typedArrayTag.call(typedArray);
+  if (tag === undefined) throw new TypeError(`parklot: ${call}: the first argument must be an Int32Array or a BigInt64Array`);
+  const buffer = (typedArray as Int32Array).buffer as ArrayBuffer & { detached?: boolean };
+  if (buffer.detached === true) throw new TypeError(`parklot: ${call}: the typed array's buffer is detached`);
+  if (tag === 'Int32Array') return false;
+  if (tag === 'BigInt64Array') return true;
+  throw new TypeError(`parklot: ${call}: a ${tag} cannot be waited on; use an Int32Array or a BigInt64Array`);
+}
+
+/** ValidateAtomicAccess: the element index, a RangeError unless it is inside the array. */
+function validateIndex(typedArray: Int32Array | BigInt64Array, index: unknown, call: string): number {
+  const length = typedArray.length;
+  const i = toIndex(index, `${call}: index`);
+  if (i >= length) throw new RangeError(`parklot: ${call}: index ${i} is out of range for a typed array of length ${length}`);
+  return i;
+}
+
+/**
+ * `Atomics.wait`, `Atomics.notify` and `Atomics.waitAsync` on views of the
+ * runtime's memory (`rt.int32(...)`, `rt.bigInt64(...)`, or any Int32Array
+ * or BigInt64Array over `rt.memory.buffer`).
+ *
+ * @example
+ * const word = rt.int32(rt.alloc(4, 4), 1);
+ * rt.atomics.wait(word, 0, 0, 100); // "timed-out" unless another thread notifies
+ */
+export class RuntimeAtomics {
+  readonly #core: Core;
+
+  /**
+   * Not for direct use: it is `rt.atomics`.
+   * @internal
+   */
+  constructor(core: Core) {
+    if (!(core instanceof Core)) throw new TypeError('parklot: use rt.atomics, not new RuntimeAtomics()');
+    this.#core = core;
+  }
+
+  /**
+   * Blocks while `typedArray[index]` equals `value`, until notified or until
+   * `timeout` milliseconds (default: forever) passed, like `Atomics.wait`.
+   * Throws a TypeError on a thread that may not block (use `waitAsync`).
+   *
+   * @example
+   * const r = rt.atomics.wait(word, 0, 0, 50); // "ok" | "not-equal" | "timed-out"
+   * if (r === 'ok') console.log('notified');
+   */
+  wait(typedArray: Int32Array, index: number, value: number, timeout?: number): WaitResult;
+  wait(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number): WaitResult;
+  wait(typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout?: number): WaitResult {
+    const call = 'rt.atomics.wait()';
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    const is64 = validateWaitable(typedArray, call);
+    this.#checkBuffer(typedArray, call);
+    const i = validateIndex(typedArray, index, call);
+    const v = is64 ? toBigInt64(value) : toInt32(value);
+    const t = toTimeout(timeout);
+    if (!core.mayBlock) throw cannotBlockError(call, 'rt.atomics.waitAsync()');
+    const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
+    const g = core.glue;
+    const r = is64 ? g.atomics_wait64(address, v as bigint, t) : g.atomics_wait32(address, v as number, t);
+    return RESULTS[r]!;
+  }
+
+  /**
+   * Wakes up to `count` waiters (default: all) of `typedArray[index]`, those
+   * that waited longest first, like `Atomics.notify`. Returns how many it woke.
+   * As with `Atomics.notify`, a view of a non-shared buffer has no waiters: 0.
+   *
+   * @example
+   * Atomics.store(word, 0, 1);
+   * rt.atomics.notify(word, 0, 1);
+   */
+  notify(typedArray: Int32Array | BigInt64Array, index: number, count?: number): number {
+    const call = 'rt.atomics.notify()';
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    validateWaitable(typedArray, call);
+    const i = validateIndex(typedArray, index, call);
+    const c = toCount(count);
+    if (!isSharedArrayBuffer(typedArray.buffer)) return 0;
+    this.#checkBuffer(typedArray, call);
+    const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
+    return core.glue.atomics_notify(address, c >= 0xffff_ffff ? 0xffff_ffff : c);
+  }
+
+  /**
+   * Waits without blocking, like `Atomics.waitAsync`: `{async: false, value:
+   * "not-equal"}` if `typedArray[index]` is not `value`, `{async: false, value:
+   * "timed-out"}` for a timeout of 0, else `{async: true, value}` with a
+   * promise of "ok" or "timed-out". Works on every thread.
+   *
+   * @example
+   * const r = rt.atomics.waitAsync(word, 0, 0, 1000);
+   * if (r.async) console.log(await r.value); // "ok" or "timed-out"
+   */
+  waitAsync(typedArray: Int32Array, index: number, value: number, timeout?: number): WaitAsyncResult;
+  waitAsync(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number): WaitAsyncResult;
+  waitAsync(typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout?: number): WaitAsyncResult {
+    const call = 'rt.atomics.waitAsync()';
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    const is64 = validateWaitable(typedArray, call);
+    this.#checkBuffer(typedArray, call);
+    const i = validateIndex(typedArray, index, call);
+    const v = is64 ? toBigInt64(value) : toInt32(value);
+    const t = toTimeout(timeout);
+    if (t === 0) {
+      // DoWait compares first, then gives up at once: no queueing needed.
+      const current = Atomics.load(typedArray as Int32Array, i) as number | bigint;
+      return { async: false, value: current === v ? 'timed-out' : 'not-equal' };
+    }
+    const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
+    const g = core.glue;
+    const record = core.pool.take();
+    record.key = address;
+    record.queuedOn = Queue.Address;
+    const queued = is64
+      ? g.atomics_wait64_async_begin(address, v as bigint, record.address)
+      : g.atomics_wait32_async_begin(address, v as number, record.address);
+    if (!queued) {
+      core.pool.give(record);
+      return { async: false, value: 'not-equal' };
+    }
+    const deadline = t === Infinity ? Infinity : performance.now() + t;
+    return { async: true, value: waitForNotify(core, address, record, deadline) };
+  }
+
+  /** The TypeErrors of DoWait's "not shared" step, plus: the buffer must be this runtime's memory. */
+  #checkBuffer(typedArray: Int32Array | BigInt64Array, call: string): void {
+    const buffer = typedArray.buffer;
+    if (!isSharedArrayBuffer(buffer)) {
+      throw new TypeError(`parklot: ${call}: the typed array's buffer is not shared; use a view of the runtime's memory (rt.int32(), rt.bigInt64())`);
+    }
+    if (!this.#core.ownsBuffer(buffer)) {
+      throw new TypeError(
+        `parklot: ${call}: the typed array is over a SharedArrayBuffer that is not this runtime's memory; ` +
+          'use a view of it (rt.int32(), rt.bigInt64()), or the built-in Atomics for other buffers',
+      );
+    }
+  }
+}
+
+/** The async half of `waitAsync`: "ok" once notified, "timed-out" at the deadline. */
+async function waitForNotify(core: Core, address: number, record: ReturnType<Core['pool']['take']>, deadline: number): Promise<'ok' | 'timed-out'> {
+  core.keepAlive.enter();
+  try {
+    if (await settle(core, record, deadline)) return 'ok';
+    // Timed out; a notify may have claimed the record in the meantime (then "ok").
+    return core.glue.atomics_wait_async_cancel(address, record.address) === 0 ? 'ok' : 'timed-out';
+  } finally {
+    core.keepAlive.leave();
+    core.pool.give(record);
+  }
+}

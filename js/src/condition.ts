@@ -1,0 +1,138 @@
+/**
+ * `Condition`: a one-byte condition variable in the runtime's shared memory,
+ * used with a `Lock`. Waits return `true` only after a notify (no spurious
+ * wakeups), and a notify with nobody waiting is one load.
+ */
+import { Core } from './core.js';
+import { closedError } from './errors.js';
+import { lockCore, refuseToBlock, type Lock } from './lock.js';
+import { toTimeout } from './validate.js';
+import { Queue, acquire, settle } from './waiters.js';
+
+/**
+ * A condition variable of one byte in shared memory, usable from every
+ * thread attached to the runtime (send `condition.address`, then
+ * `rt.conditionAt(address)` in the worker). Wait while holding the lock it
+ * guards, in a loop that re-checks the state you wait for.
+ *
+ * @example
+ * lock.lock();
+ * while (queue.length === 0) cond.wait(lock);
+ */
+export class Condition {
+  /** The condition's byte address in the runtime's memory: `rt.conditionAt(address)` gives the same one. */
+  readonly address: number;
+  readonly #core: Core;
+
+  /**
+   * Not for direct use: conditions come from `rt.condition()` and `rt.conditionAt(address)`.
+   * @internal
+   */
+  constructor(core: Core, address: number) {
+    if (!(core instanceof Core)) {
+      throw new TypeError('parklot: conditions come from rt.condition() or rt.conditionAt(address), not from new Condition()');
+    }
+    this.#core = core;
+    this.address = address;
+  }
+
+  /**
+   * Releases `lock` (which this thread holds), blocks until notified or until
+   * `timeout` milliseconds passed (default: forever; read as `Atomics.wait`
+   * reads it), then takes `lock` again. Returns whether it was notified.
+   * Throws a TypeError on a thread that may not block (use `waitAsync`).
+   *
+   * @example
+   * lock.lock();
+   * while (!ready()) cond.wait(lock);
+   */
+  wait(lock: Lock, timeout?: number): boolean {
+    const core = this.#core;
+    const lockAddress = this.#lockAddress(lock, 'Condition.wait()');
+    const t = toTimeout(timeout);
+    if (!core.canBlock) refuseToBlock(core, 'Condition.wait()', 'await condition.waitAsync(lock)');
+    this.#checkHeld(lockAddress, 'Condition.wait()');
+    return core.glue.condition_wait(this.address, lockAddress, t);
+  }
+
+  /**
+   * Like `wait`, without blocking the thread: releases `lock`, waits for a
+   * notify in the same queue as blocking waiters, takes `lock` back
+   * asynchronously, and resolves whether it was notified (`false`: `timeout`
+   * milliseconds passed first). Works on every thread.
+   *
+   * @example
+   * await lock.lockAsync();
+   * while (!ready()) await cond.waitAsync(lock);
+   */
+  async waitAsync(lock: Lock, timeout?: number): Promise<boolean> {
+    const core = this.#core;
+    const lockAddress = this.#lockAddress(lock, 'Condition.waitAsync()');
+    const t = toTimeout(timeout);
+    if (core.closed) throw closedError();
+    this.#checkHeld(lockAddress, 'Condition.waitAsync()');
+    const deadline = t === Infinity ? Infinity : performance.now() + t;
+    const g = core.glue;
+    const record = core.pool.take();
+    try {
+      record.key = this.address;
+      record.queuedOn = Queue.Condition;
+      g.condition_wait_async_begin(this.address, lockAddress, record.address); // queues, then unlocks
+      let notified: boolean;
+      core.keepAlive.enter();
+      try {
+        notified = await settle(core, record, deadline);
+        if (!notified) notified = g.condition_wait_async_cancel(this.address, record.address);
+      } finally {
+        core.keepAlive.leave();
+      }
+      record.queuedOn = Queue.None;
+      await acquire(core, record, lockAddress, Infinity);
+      return notified;
+    } finally {
+      core.pool.give(record);
+    }
+  }
+
+  /**
+   * Wakes the thread or async waiter that has waited longest. Returns
+   * whether there was one.
+   *
+   * @example
+   * lock.withLock(() => queue.push(item));
+   * cond.notifyOne();
+   */
+  notifyOne(): boolean {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.condition_notify_one(this.address);
+  }
+
+  /**
+   * Wakes every waiter. Returns how many there were.
+   *
+   * @example
+   * lock.withLock(() => { done = true; });
+   * cond.notifyAll();
+   */
+  notifyAll(): number {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.condition_notify_all(this.address);
+  }
+
+  #lockAddress(lock: Lock, call: string): number {
+    const core = lockCore(lock);
+    if (core === undefined) throw new TypeError(`parklot: ${call}: the first argument must be a Lock (rt.lock() or rt.lockAt(address))`);
+    if (core !== this.#core) {
+      throw new TypeError(`parklot: ${call}: the lock belongs to another runtime instance; use rt.lockAt(lock.address) on this condition's runtime`);
+    }
+    return lock.address;
+  }
+
+  #checkHeld(lockAddress: number, call: string): void {
+    if (!this.#core.glue.is_locked(lockAddress)) {
+      throw new TypeError(`parklot: ${call} needs its lock held by this thread: take it first (lock.lock() or await lock.lockAsync())`);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * One runtime instance: parklot's wasm module instantiated on a shared memory
+ * on this thread, with what every primitive needs to call into it. Internal:
+ * the public face is `Runtime`, and `Lock`, `Condition` and `RuntimeAtomics`
+ * each keep a reference to the `Core` they came from.
+ */
+import { closedError, setupError } from './errors.js';
+import type { Glue, RawExports } from './loader.js';
+import { KeepAlive, WaiterPool } from './waiters.js';
+
+/** First word of a runtime's header: "prlk", so `attach` can tell a parklot memory. */
+const HEADER_MAGIC = 0x6b6c7270;
+
+/** A shared memory's buffer (lib.dom types it as an ArrayBuffer). */
+export function sharedBuffer(memory: WebAssembly.Memory): SharedArrayBuffer {
+  return memory.buffer as unknown as SharedArrayBuffer;
+}
+
+/** Where a memory's runtime header lives and the id written in it. */
+export interface Header {
+  readonly address: number;
+  readonly id: number;
+}
+
+export class Core {
+  /** Set by `close()`; every entry point checks it before calling into wasm. */
+  closed = false;
+  /** `mayBlock && !closed`: the one test a blocking call makes on its fast path. */
+  canBlock: boolean;
+  readonly pool: WaiterPool;
+  readonly keepAlive = new KeepAlive();
+
+  #heapBuffer: SharedArrayBuffer;
+  #heap32: Int32Array;
+  /** Buffers known to be (or not to be) views of this memory: see `ownsBuffer`. */
+  readonly #ours = new WeakSet<SharedArrayBuffer>();
+  readonly #foreign = new WeakSet<SharedArrayBuffer>();
+  /** A 4-byte cell only this instance touches, for `ownsBuffer`'s probe. */
+  readonly #probe: number;
+
+  private constructor(
+    readonly glue: Glue,
+    readonly raw: RawExports,
+    readonly module: WebAssembly.Module,
+    readonly memory: WebAssembly.Memory,
+    readonly mayBlock: boolean,
+    readonly header: Header,
+  ) {
+    this.canBlock = mayBlock;
+    this.#heapBuffer = sharedBuffer(memory);
+    this.#heap32 = new Int32Array(this.#heapBuffer);
+    this.pool = new WaiterPool(this);
+    this.#probe = glue.alloc(4, 4);
+  }
+
+  /**
+   * Instantiates the module on `memory` with a glue copy of its own and sets
+   * up this thread. Without `header` the memory is new and this instance
+   * writes its header; with one, the memory belongs to a live runtime.
+   */
+  static open(glue: Glue, module: WebAssembly.Module, memory: WebAssembly.Memory, mayBlock: boolean, header?: Header): Core {
+    let raw: RawExports;
+    try {
+      raw = glue.initSync({ module, memory });
+      glue.thread_init(mayBlock);
+    } catch (e) {
+      throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
+    }
+    if (header === undefined) {
+      const address = glue.alloc(8, 8);
+      const id = (Math.random() * 0x1_0000_0000) >>> 0;
+      const heap = new Int32Array(memory.buffer);
+      Atomics.store(heap, (address >>> 2) + 1, id);
+      Atomics.store(heap, address >>> 2, HEADER_MAGIC);
+      header = { address, id };
+    }
+    return new Core(glue, raw, module, memory, mayBlock, header);
+  }
+
+  /** Whether `memory` carries the header `header` describes (read-only check, before instantiating). */
+  static hasHeader(memory: WebAssembly.Memory, header: Header): boolean {
+    const heap = new Int32Array(memory.buffer);
+    const i = header.address >>> 2;
+    return (
+      header.address % 8 === 0 &&
+      i + 1 < heap.length &&
+      Atomics.load(heap, i) === HEADER_MAGIC &&
+      Atomics.load(heap, i + 1) >>> 0 === header.id
+    );
+  }
+
+  /** Throws if closed. */
+  check(): void {
+    if (this.closed) throw closedError();
+  }
+
+  /** The memory's current size in bytes. */
+  byteLength(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** An Int32Array over the whole memory as it is now (a new one after the memory grew). */
+  heap32(): Int32Array {
+    const buffer = sharedBuffer(this.memory);
+    if (buffer !== this.#heapBuffer) {
+      this.#heapBuffer = buffer;
+      this.#heap32 = new Int32Array(buffer);
+    }
+    return this.#heap32;
+  }
+
+  /**
+   * Whether `buffer` (a SharedArrayBuffer) is a view of this runtime's memory:
+   * its current buffer, one it had before it grew, or one that reached this
+   * thread through postMessage (a different object over the same bytes).
+   * An unknown buffer is probed without writing to it: a fresh value goes
+   * into this instance's private cell through the memory and must read back
+   * through `buffer`, twice (a copy of the memory fails this). A buffer too
+   * small to reach the cell (the memory grew since it was taken) is compared
+   * on the runtime header instead. Results are cached per buffer object.
+   */
+  ownsBuffer(buffer: SharedArrayBuffer): boolean {
+    if (buffer === this.#heapBuffer || this.#ours.has(buffer)) return true;
+    if (this.#foreign.has(buffer)) return false;
+    const heap = this.heap32();
+    let ours = buffer === this.#heapBuffer;
+    if (!ours && buffer.byteLength >= this.#probe + 4) {
+      const view = new Int32Array(buffer, this.#probe, 1);
+      const cell = this.#probe >>> 2;
+      const token = (Math.random() * 0x1_0000_0000) | 0;
+      Atomics.store(heap, cell, token);
+      ours = Atomics.load(view, 0) === token;
+      if (ours) {
+        Atomics.store(heap, cell, ~token);
+        ours = Atomics.load(view, 0) === ~token;
+      }
+    } else if (!ours && buffer.byteLength >= this.header.address + 8) {
+      const view = new Int32Array(buffer, this.header.address, 2);
+      ours = Atomics.load(view, 0) === HEADER_MAGIC && Atomics.load(view, 1) >>> 0 === this.header.id;
+    }
+    (ours ? this.#ours : this.#foreign).add(buffer);
+    return ours;
+  }
+
+  /** Remembers a buffer of this memory (one a view was made over). */
+  adoptBuffer(buffer: SharedArrayBuffer): void {
+    this.#ours.add(buffer);
+  }
+
+  /**
+   * Detaches this thread: takes its async waits out of their queues (their
+   * promises reject), frees its waiter records, and frees the wasm stack and
+   * TLS block of an instance that attached (the first instance on a memory
+   * runs on the module's static stack, which wasm-bindgen cannot free).
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.canBlock = false;
+    this.pool.closeAll();
+    this.glue.free(this.#probe, 4, 4);
+    this.keepAlive.clear();
+    const stack = (this.raw as unknown as { __stack_alloc?: WebAssembly.Global }).__stack_alloc;
+    if (stack !== undefined && stack.value !== 0) this.raw.__wbindgen_thread_destroy();
+  }
+}

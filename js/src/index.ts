@@ -1,0 +1,22 @@
+/**
+ * parklot: one-byte locks and condition variables, and `Atomics`-style
+ * wait/notify, in a WebAssembly shared memory that Web Workers, Node
+ * `worker_threads` and a page's main thread share. Served by a WebKit-style
+ * ParkingLot compiled to wasm; threads that may not block wait asynchronously
+ * in the same queues.
+ *
+ * @example
+ * import { Runtime } from 'parklot';
+ * const rt = await Runtime.create();
+ * const lock = rt.lock();
+ * await lock.lockAsync();
+ * lock.unlock();
+ *
+ * @packageDocumentation
+ */
+export { Runtime } from './runtime.js';
+export type { AttachOptions, RuntimeHandle, RuntimeOptions } from './runtime.js';
+export { Lock } from './lock.js';
+export { Condition } from './condition.js';
+export { RuntimeAtomics } from './atomics.js';
+export type { WaitAsyncResult, WaitResult } from './atomics.js';

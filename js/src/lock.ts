@@ -1,0 +1,189 @@
+/**
+ * `Lock`: a one-byte lock in the runtime's shared memory, served by the
+ * wasm core (WebKit's Lock algorithm: barging, spins a little, then parks in
+ * the ParkingLot, with a direct hand-off about once a millisecond).
+ *
+ * The object only carries the lock's address: `lock()`/`unlock()` call the
+ * wasm export with it and allocate nothing.
+ */
+import { Core } from './core.js';
+import { cannotBlockError, closedError, notLockedError } from './errors.js';
+import { toTimeout } from './validate.js';
+import { acquire } from './waiters.js';
+
+/** The `Core` of a real `Lock`, or undefined for anything else (a brand check). */
+export let lockCore: (value: unknown) => Core | undefined;
+
+/** Throws the error a blocking call gets on a closed runtime or a thread that may not block. */
+export function refuseToBlock(core: Core, call: string, alternative: string): never {
+  throw core.closed ? closedError() : cannotBlockError(call, alternative);
+}
+
+/**
+ * A lock of one byte in shared memory, usable from every thread attached to
+ * the runtime (send `lock.address`, then `rt.lockAt(address)` in the worker).
+ * It is not reentrant: locking it again on the thread that holds it deadlocks.
+ *
+ * @example
+ * const lock = rt.lock();
+ * lock.withLock(() => { counter[0] += 1; });
+ */
+export class Lock {
+  /** The lock's byte address in the runtime's memory: `rt.lockAt(address)` on another thread gives the same lock. */
+  readonly address: number;
+  readonly #core: Core;
+
+  static {
+    lockCore = (value) => (typeof value === 'object' && value !== null && #core in value ? value.#core : undefined);
+  }
+
+  /**
+   * Not for direct use: locks come from `rt.lock()` and `rt.lockAt(address)`.
+   * @internal
+   */
+  constructor(core: Core, address: number) {
+    if (!(core instanceof Core)) throw new TypeError('parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
+    this.#core = core;
+    this.address = address;
+  }
+
+  /**
+   * Takes the lock, blocking this thread while another holds it. Throws a
+   * TypeError on a thread that may not block (use `lockAsync` there).
+   *
+   * @example
+   * lock.lock();
+   * try { counter[0] += 1; } finally { lock.unlock(); }
+   */
+  lock(): void {
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
+    core.glue.lock(this.address);
+  }
+
+  /**
+   * Takes the lock if it is free, never waiting. Returns whether it did.
+   *
+   * @example
+   * if (lock.tryLock()) { try { work(); } finally { lock.unlock(); } }
+   */
+  tryLock(): boolean {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.try_lock(this.address);
+  }
+
+  /**
+   * Takes the lock, blocking at most `timeout` milliseconds (as `Atomics.wait`
+   * reads a timeout: NaN or +Infinity wait forever, a negative one tries once).
+   * Returns whether it took the lock. Throws on a thread that may not block.
+   *
+   * @example
+   * if (lock.lockFor(10)) { try { work(); } finally { lock.unlock(); } }
+   */
+  lockFor(timeout: number): boolean {
+    const t = toTimeout(timeout);
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'Lock.lockFor()', 'await lock.lockAsync(timeout)');
+    return core.glue.lock_for(this.address, t);
+  }
+
+  /**
+   * Takes the lock without blocking the thread: resolves `true` once this
+   * thread holds it, or `false` if `timeout` milliseconds (default: forever)
+   * passed first. Works on every thread; it waits in the same queue as
+   * threads that block, so they share the lock fairly.
+   *
+   * @example
+   * if (await lock.lockAsync(100)) {
+   *   try { counter[0] += 1; } finally { lock.unlock(); }
+   * }
+   */
+  async lockAsync(timeout?: number): Promise<boolean> {
+    const t = toTimeout(timeout);
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    if (core.glue.try_lock(this.address)) return true;
+    if (t === 0) return false;
+    const record = core.pool.take();
+    try {
+      return await acquire(core, record, this.address, t === Infinity ? Infinity : performance.now() + t);
+    } finally {
+      core.pool.give(record);
+    }
+  }
+
+  /**
+   * Releases the lock (held by this thread). Throws a TypeError, changing
+   * nothing, if the lock is not locked.
+   *
+   * @example
+   * lock.lock();
+   * lock.unlock();
+   */
+  unlock(): void {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    if (!core.glue.unlock(this.address)) throw notLockedError('Lock.unlock()');
+  }
+
+  /**
+   * Releases the lock and hands it directly to the thread or async waiter
+   * that has waited longest, if any (slower than `unlock`, but nobody barges).
+   *
+   * @example
+   * lock.lock();
+   * lock.unlockFair();
+   */
+  unlockFair(): void {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    if (!core.glue.unlock_fair(this.address)) throw notLockedError('Lock.unlockFair()');
+  }
+
+  /**
+   * Whether some thread holds the lock right now (a snapshot, for
+   * assertions and diagnostics).
+   *
+   * @example
+   * lock.lock();
+   * console.assert(lock.isLocked());
+   */
+  isLocked(): boolean {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.is_locked(this.address);
+  }
+
+  /**
+   * Runs `fn` holding the lock (taken with `lock()`, so only where blocking is
+   * allowed) and releases it however `fn` ends. Returns what `fn` returns.
+   *
+   * @example
+   * const total = lock.withLock(() => ++counter[0]);
+   */
+  withLock<T>(fn: () => T): T {
+    this.lock();
+    try {
+      return fn();
+    } finally {
+      this.unlock();
+    }
+  }
+
+  /**
+   * Runs `fn` (which may be async) holding the lock, taken with `lockAsync()`,
+   * and releases it once `fn`'s result settles. Works on every thread.
+   *
+   * @example
+   * await lock.withLockAsync(async () => { counter[0] += await nextValue(); });
+   */
+  async withLockAsync<T>(fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    await this.lockAsync();
+    try {
+      return await fn();
+    } finally {
+      this.unlock();
+    }
+  }
+}

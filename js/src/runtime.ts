@@ -1,0 +1,373 @@
+/**
+ * `Runtime`: parklot's wasm module instantiated on a shared memory, on this
+ * thread. One thread creates it (`Runtime.create`), hands `rt.handle()` to
+ * workers, and each worker attaches (`Runtime.attach`): all of them then
+ * share the memory, the locks and conditions in it, and one ParkingLot.
+ */
+import { RuntimeAtomics } from './atomics.js';
+import { Condition } from './condition.js';
+import { Core, sharedBuffer } from './core.js';
+import { closedError, setupError } from './errors.js';
+import { Lock } from './lock.js';
+import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
+import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
+
+/** Options of `Runtime.create`. */
+export interface RuntimeOptions {
+  /**
+   * Whether this thread may block. Default: detected (`false` on a page's
+   * main thread, `true` in workers and Node). With `false`, blocking calls
+   * throw a TypeError naming their async form, which works everywhere.
+   */
+  mayBlock?: boolean | undefined;
+  /**
+   * The wasm module: a compiled `WebAssembly.Module`, or the URL of
+   * `parklot_wasm_bg.wasm` if a bundler moved it (relative to the page, or in
+   * Node to the working directory). Default: the `.wasm` shipped in this
+   * package, next to its glue.
+   */
+  module?: WebAssembly.Module | URL | string | undefined;
+  /** The memory's initial size in 64 KiB pages (18 to 16384; default 18). It grows as needed. */
+  initialPages?: number | undefined;
+}
+
+/** Options of `Runtime.attach`. */
+export interface AttachOptions {
+  /** As in `RuntimeOptions.mayBlock`: default detected. */
+  mayBlock?: boolean | undefined;
+}
+
+/**
+ * What a worker needs to attach to a runtime: structured-cloneable, so it
+ * goes through `postMessage` or `workerData`. Get it from `rt.handle()`.
+ */
+export interface RuntimeHandle {
+  readonly kind: 'parklot.runtime';
+  /** The compiled wasm module. */
+  readonly module: WebAssembly.Module;
+  /** The shared memory. */
+  readonly memory: WebAssembly.Memory;
+  /** Address of the runtime's header in the memory, and its id: how `attach` recognizes the memory. */
+  readonly header: number;
+  readonly id: number;
+}
+
+/** The exports a module must have to be parklot's. */
+const REQUIRED_EXPORTS = ['lock_async_begin', 'condition_wait_async_begin', 'atomics_wait32_async_begin', '__wbindgen_thread_destroy'];
+
+function checkMayBlock(value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw new TypeError(`parklot: options.mayBlock must be a boolean, got ${typeof value}`);
+}
+
+function handleError(what: string): TypeError {
+  return new TypeError(`parklot: Runtime.attach(handle): ${what}; pass the object rt.handle() returns, from a Runtime made by Runtime.create()`);
+}
+
+/** Checks a handle (plain checks first, then the memory's header) and returns it. */
+function checkHandle(handle: unknown): RuntimeHandle {
+  if (typeof handle !== 'object' || handle === null) throw handleError('the handle is not an object');
+  const h = handle as Partial<RuntimeHandle>;
+  if (h.kind !== 'parklot.runtime') throw handleError('this is not a parklot runtime handle');
+  if (!(h.module instanceof WebAssembly.Module)) throw handleError('handle.module is not a WebAssembly.Module');
+  const exports = new Set(WebAssembly.Module.exports(h.module).map((e) => e.name));
+  if (!REQUIRED_EXPORTS.every((name) => exports.has(name))) throw handleError("handle.module is not parklot's wasm module");
+  if (!(h.memory instanceof WebAssembly.Memory)) throw handleError('handle.memory is not a WebAssembly.Memory');
+  if (!isSharedArrayBuffer(h.memory.buffer)) {
+    throw handleError('handle.memory is not shared (threads can only share a WebAssembly.Memory made with shared: true)');
+  }
+  if (typeof h.header !== 'number' || typeof h.id !== 'number' || !Number.isInteger(h.header) || h.header <= 0) {
+    throw handleError('handle.header and handle.id are missing');
+  }
+  if (!Core.hasHeader(h.memory, { address: h.header, id: h.id })) {
+    throw handleError("handle.memory is not this runtime's memory (its header does not match)");
+  }
+  return h as RuntimeHandle;
+}
+
+/**
+ * parklot on this thread: the wasm module on a shared memory. Make one with
+ * `Runtime.create()` on one thread and `Runtime.attach(rt.handle())` on every
+ * other thread that shares its locks.
+ *
+ * @example
+ * const rt = await Runtime.create();
+ * worker.postMessage({ handle: rt.handle(), lock: rt.lock().address });
+ */
+export class Runtime {
+  /**
+   * `Atomics.wait` / `notify` / `waitAsync` on views of this runtime's memory.
+   *
+   * @example
+   * const word = rt.int32(rt.alloc(4, 4));
+   * rt.atomics.notify(word, 0); // wakes every waiter, returns how many
+   */
+  readonly atomics: RuntimeAtomics;
+  readonly #core: Core;
+
+  private constructor(core: Core) {
+    this.#core = core;
+    this.atomics = new RuntimeAtomics(core);
+  }
+
+  /**
+   * Loads the wasm module, creates a new shared memory and sets up this
+   * thread. Works on any thread (a page, a worker, Node).
+   *
+   * @example
+   * const rt = await Runtime.create();               // mayBlock detected
+   * const rtPage = await Runtime.create({ mayBlock: false }); // only async waits here
+   */
+  static async create(options: RuntimeOptions = {}): Promise<Runtime> {
+    options ??= {};
+    const mayBlock = checkMayBlock(options.mayBlock) ?? detectMayBlock();
+    const initial = options.initialPages ?? MIN_PAGES;
+    if (typeof initial !== 'number') throw new TypeError(`parklot: options.initialPages must be a number, got ${typeof initial}`);
+    if (!Number.isInteger(initial) || initial < MIN_PAGES || initial > MAX_PAGES) {
+      throw new RangeError(`parklot: options.initialPages must be an integer from ${MIN_PAGES} to ${MAX_PAGES}, got ${String(initial)}`);
+    }
+    const module = await loadModule(options.module);
+    let memory: WebAssembly.Memory;
+    try {
+      memory = new WebAssembly.Memory({ initial, maximum: MAX_PAGES, shared: true });
+    } catch (e) {
+      throw setupError(
+        'could not create a shared WebAssembly.Memory (in a browser the page must be cross-origin isolated: ' +
+          'serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)',
+        e,
+      );
+    }
+    return new Runtime(Core.open(await freshGlue(), module, memory, mayBlock));
+  }
+
+  /**
+   * Joins the runtime `handle` came from, on this thread (typically a
+   * worker): same memory, same locks, same queues.
+   *
+   * @example
+   * const rt = await Runtime.attach(workerData.handle);
+   * const lock = rt.lockAt(workerData.lock);
+   */
+  static async attach(handle: RuntimeHandle, options: AttachOptions = {}): Promise<Runtime> {
+    const h = checkHandle(handle);
+    const mayBlock = checkMayBlock((options ?? {}).mayBlock) ?? detectMayBlock();
+    return new Runtime(Core.open(await freshGlue(), h.module, h.memory, mayBlock, { address: h.header, id: h.id }));
+  }
+
+  /**
+   * What another thread passes to `Runtime.attach` (structured-cloneable).
+   *
+   * @example
+   * const worker = new Worker(url, { workerData: { handle: rt.handle() } });
+   * worker.postMessage(rt.handle());
+   */
+  handle(): RuntimeHandle {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return { kind: 'parklot.runtime', module: core.module, memory: core.memory, header: core.header.address, id: core.header.id };
+  }
+
+  /**
+   * Detaches this thread: pending async waits of this thread reject, its
+   * waiter records and (in an attached worker) its wasm stack are freed, and
+   * every later call on this runtime, its locks and conditions throws. Other
+   * threads and the memory are not affected. Calling it again does nothing.
+   *
+   * @example
+   * rt.close();
+   * rt.lock(); // TypeError: parklot: runtime is closed ...
+   */
+  close(): void {
+    this.#core.close();
+  }
+
+  /**
+   * Whether `close()` was called.
+   *
+   * @example
+   * rt.close();
+   * console.assert(rt.closed);
+   */
+  get closed(): boolean {
+    return this.#core.closed;
+  }
+
+  /**
+   * Whether this thread may block (see `RuntimeOptions.mayBlock`).
+   *
+   * @example
+   * if (rt.mayBlock) lock.lock();
+   * else await lock.lockAsync();
+   */
+  get mayBlock(): boolean {
+    return this.#core.mayBlock;
+  }
+
+  /**
+   * The shared memory. Its `buffer` changes identity when it grows; views made
+   * earlier keep addressing the same bytes.
+   *
+   * @example
+   * const bytes = new Uint8Array(rt.memory.buffer);
+   * console.log(bytes.length);
+   */
+  get memory(): WebAssembly.Memory {
+    return this.#core.memory;
+  }
+
+  /**
+   * How many async waiter records this thread has made: at most the number of
+   * async waits it ever had in flight at once, since records are reused.
+   *
+   * @example
+   * await lock.lockAsync(); lock.unlock();
+   * console.log(rt.waiterRecords); // 0 or 1
+   */
+  get waiterRecords(): number {
+    return this.#core.pool.size;
+  }
+
+  /**
+   * A new lock (one zeroed byte from `alloc`), unlocked.
+   *
+   * @example
+   * const lock = rt.lock();
+   * worker.postMessage(lock.address);
+   */
+  lock(): Lock {
+    return new Lock(this.#core, this.alloc(1, 1));
+  }
+
+  /**
+   * The lock at `address` (from `lock.address`, maybe on another thread).
+   * Throws a RangeError for an address outside the memory.
+   *
+   * @example
+   * const lock = rt.lockAt(message.lockAddress);
+   * lock.withLock(() => work());
+   */
+  lockAt(address: number): Lock {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Lock(core, checkAddress('Runtime.lockAt()', address, 1, 1, core.byteLength()));
+  }
+
+  /**
+   * A new condition variable (one zeroed byte from `alloc`).
+   *
+   * @example
+   * const cond = rt.condition();
+   * worker.postMessage(cond.address);
+   */
+  condition(): Condition {
+    return new Condition(this.#core, this.alloc(1, 1));
+  }
+
+  /**
+   * The condition at `address` (from `condition.address`).
+   *
+   * @example
+   * const cond = rt.conditionAt(message.condAddress);
+   * cond.notifyAll();
+   */
+  conditionAt(address: number): Condition {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Condition(core, checkAddress('Runtime.conditionAt()', address, 1, 1, core.byteLength()));
+  }
+
+  /**
+   * Allocates `bytes` zeroed bytes aligned to `align` (a power of two,
+   * default 8) in the shared memory and returns their address. The memory
+   * grows as needed, up to 1 GiB; beyond that a RangeError.
+   *
+   * @example
+   * const address = rt.alloc(8 * 16, 8);
+   * const cells = rt.float64(address, 16);
+   */
+  alloc(bytes: number, align = 8): number {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    checkSize('Runtime.alloc(): bytes', bytes, MAX_PAGES * 65536);
+    checkAlign(align);
+    if (bytes + align > 0x7fff_ffff) throw new RangeError(`parklot: Runtime.alloc(): ${bytes} bytes aligned to ${align} do not fit in memory`);
+    try {
+      return core.glue.alloc(bytes, align);
+    } catch (e) {
+      throw new RangeError(`parklot: Runtime.alloc(): out of memory allocating ${bytes} bytes (the memory's limit is 1 GiB)`, { cause: e });
+    }
+  }
+
+  /**
+   * Frees memory from `alloc`, with the same `bytes` and `align`. Free a lock
+   * or condition (`rt.free(lock.address, 1, 1)`) only when no thread uses it;
+   * freeing twice corrupts the allocator.
+   *
+   * @example
+   * const address = rt.alloc(64);
+   * rt.free(address, 64);
+   */
+  free(address: number, bytes: number, align = 8): void {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    checkSize('Runtime.free(): bytes', bytes, MAX_PAGES * 65536);
+    checkAlign(align);
+    checkAddress('Runtime.free()', address, Math.max(bytes, 1), align, core.byteLength());
+    core.glue.free(address, bytes, align);
+  }
+
+  /**
+   * An Int32Array of `length` elements (default 1) at `address` (4-aligned).
+   * Views stay valid when the memory grows.
+   *
+   * @example
+   * const word = rt.int32(rt.alloc(4, 4));
+   * Atomics.store(word, 0, 1);
+   */
+  int32(address: number, length = 1): Int32Array {
+    return new Int32Array(this.#viewBuffer('Runtime.int32()', address, length, 4), address, length);
+  }
+
+  /**
+   * A BigInt64Array of `length` elements (default 1) at `address` (8-aligned).
+   *
+   * @example
+   * const word = rt.bigInt64(rt.alloc(8, 8));
+   * rt.atomics.wait(word, 0, 1n, 0); // "not-equal"
+   */
+  bigInt64(address: number, length = 1): BigInt64Array {
+    return new BigInt64Array(this.#viewBuffer('Runtime.bigInt64()', address, length, 8), address, length);
+  }
+
+  /**
+   * A Uint8Array of `length` bytes (default 1) at `address`.
+   *
+   * @example
+   * const bytes = rt.uint8(rt.alloc(256, 1), 256);
+   * bytes.fill(7);
+   */
+  uint8(address: number, length = 1): Uint8Array {
+    return new Uint8Array(this.#viewBuffer('Runtime.uint8()', address, length, 1), address, length);
+  }
+
+  /**
+   * A Float64Array of `length` elements (default 1) at `address` (8-aligned).
+   *
+   * @example
+   * const cells = rt.float64(rt.alloc(8 * 4, 8), 4);
+   * lock.withLock(() => { cells[0]! += 1; });
+   */
+  float64(address: number, length = 1): Float64Array {
+    return new Float64Array(this.#viewBuffer('Runtime.float64()', address, length, 8), address, length);
+  }
+
+  #viewBuffer(call: string, address: number, length: number, size: number): SharedArrayBuffer {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    checkSize(`${call}: length`, length, (MAX_PAGES * 65536) / size);
+    const buffer = sharedBuffer(core.memory);
+    checkAddress(call, address, length * size, size, buffer.byteLength);
+    core.adoptBuffer(buffer);
+    return buffer;
+  }
+}

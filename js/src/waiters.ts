@@ -1,0 +1,210 @@
+/**
+ * Asynchronous waits: how a thread that may not block (a page's main thread)
+ * still waits in the ParkingLot's queues, next to threads that block.
+ *
+ * An async wait uses a *waiter record* from wasm (`waiter_new`): a queue entry
+ * whose 32-bit word reads 1 while it is queued and turns 0, with a
+ * `memory.atomic.notify`, when a waker claims it. The JS side sleeps on that
+ * word with `Atomics.waitAsync(word, 1)`, then asks wasm what happened
+ * (`waiter_poll`: the waker's token, or -1 while still queued).
+ *
+ * Records come from a per-thread pool and go back to it after every wait, so
+ * a thread that waits in a loop allocates none in steady state; the pool holds
+ * as many records as the thread ever had waits in flight at once.
+ *
+ * The core treats a queued record as alive only while something waits on its
+ * word (a waker probes with a notify; a terminated worker's record fails the
+ * probe and is woken without being handed the lock or counted as the one
+ * notify a live waiter needed). So the loop arms `Atomics.waitAsync` in the
+ * same turn as it queues a record or finds it still queued. The record is
+ * unwatched only between a timeout and the cancel that follows (and always
+ * where `Atomics.waitAsync` is missing and the loop polls): a wakeup then is
+ * handled like any other (the lock is tried again; a condition wait reports
+ * it as notified, since a notify caused it).
+ *
+ * Each record says what it is queued on (`queuedOn`, `key`), so that
+ * `close()` can take every in-flight wait out of its queue before it frees
+ * the records: a freed record left in a queue would corrupt it.
+ */
+import { closedError } from './errors.js';
+import type { Core } from './core.js';
+
+/** What a record is queued on (`WaiterRecord.queuedOn`). */
+export const Queue = {
+  /** Not in any queue: free to reuse or free. */
+  None: 0,
+  /** `lock_async_begin` on the lock at `key`. */
+  Lock: 1,
+  /** `condition_wait_async_begin` on the condition at `key`. */
+  Condition: 2,
+  /** `atomics_wait{32,64}_async_begin` on the word at `key`. */
+  Address: 3,
+} as const;
+export type Queue = (typeof Queue)[keyof typeof Queue];
+
+/** One wasm waiter record, created once and reused. */
+export class WaiterRecord {
+  /** Index of the record's word in an Int32Array over the whole memory. */
+  readonly wordIndex: number;
+  queuedOn: Queue = Queue.None as Queue;
+  key = 0;
+  constructor(readonly address: number, wordAddress: number) {
+    this.wordIndex = wordAddress >>> 2;
+  }
+}
+
+/** The records of one runtime instance (one thread). */
+export class WaiterPool {
+  readonly #idle: WaiterRecord[] = [];
+  readonly #all: WaiterRecord[] = [];
+
+  constructor(private readonly core: Core) {}
+
+  /** A record that is in no queue. */
+  take(): WaiterRecord {
+    const idle = this.#idle.pop();
+    if (idle !== undefined) return idle;
+    const g = this.core.glue;
+    const address = g.waiter_new();
+    const record = new WaiterRecord(address, g.waiter_word(address));
+    this.#all.push(record);
+    return record;
+  }
+
+  /** Returns a record after its wait is settled (or after the runtime closed). */
+  give(record: WaiterRecord): void {
+    if (this.core.closed) return; // close() freed it already
+    record.queuedOn = Queue.None;
+    this.#idle.push(record);
+  }
+
+  /** How many records this thread has made (for tests of reuse). */
+  get size(): number {
+    return this.#all.length;
+  }
+
+  /**
+   * Takes every in-flight record out of its queue, wakes the JS promise
+   * sleeping on its word (its loop then sees the runtime closed), and frees
+   * every record. A lock an async attempt was handed meanwhile is released.
+   */
+  closeAll(): void {
+    const g = this.core.glue;
+    const heap = this.core.heap32();
+    for (const r of this.#all) {
+      switch (r.queuedOn) {
+        case Queue.Lock:
+          if (g.lock_async_cancel(r.key, r.address)) g.unlock(r.key);
+          break;
+        case Queue.Condition:
+          g.condition_wait_async_cancel(r.key, r.address);
+          break;
+        case Queue.Address:
+          g.atomics_wait_async_cancel(r.key, r.address);
+          break;
+        case Queue.None:
+          continue;
+      }
+      r.queuedOn = Queue.None;
+      Atomics.notify(heap, r.wordIndex);
+    }
+    for (const r of this.#all) g.waiter_free(r.address);
+    this.#all.length = 0;
+    this.#idle.length = 0;
+  }
+}
+
+type WaitAsync = typeof Atomics.waitAsync;
+const waitAsync: WaitAsync | undefined = typeof Atomics.waitAsync === 'function' ? Atomics.waitAsync : undefined;
+
+/** Resolves after a macrotask: lets the event loop run between two polls. */
+function nextTask(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Sleeps until `record`'s wait was claimed by a waker (returns true) or until
+ * `deadline` (a `performance.now()` time; Infinity for never) passed first
+ * (returns false, and the record is still queued: the caller cancels it).
+ * Rejects if the runtime is closed meanwhile.
+ */
+export async function settle(core: Core, record: WaiterRecord, deadline: number): Promise<boolean> {
+  const g = core.glue;
+  for (;;) {
+    if (g.waiter_poll(record.address) !== -1) return true;
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) return false;
+    if (waitAsync !== undefined) {
+      const r = waitAsync(core.heap32(), record.wordIndex, 1, remaining);
+      // Not async means the word was already 0: the waker is finishing; look again soon.
+      await (r.async ? r.value : nextTask(0));
+    } else {
+      // Engines without Atomics.waitAsync (Firefox before 145): poll.
+      await nextTask(Math.min(remaining, 1));
+    }
+    if (core.closed) throw closedError();
+  }
+}
+
+/**
+ * Takes the lock at `lockAddress` with `record` (idle), waiting at most until
+ * `deadline`. Resolves true once the caller holds the lock, false on timeout.
+ */
+export async function acquire(core: Core, record: WaiterRecord, lockAddress: number, deadline: number): Promise<boolean> {
+  const g = core.glue;
+  record.key = lockAddress;
+  record.queuedOn = Queue.Lock;
+  if (g.lock_async_begin(lockAddress, record.address)) {
+    record.queuedOn = Queue.None;
+    return true;
+  }
+  core.keepAlive.enter();
+  try {
+    for (;;) {
+      if (await settle(core, record, deadline)) {
+        // Claimed: either handed the lock, or woken to compete again.
+        if (g.lock_async_resume(lockAddress, record.address)) break;
+        continue; // lost the race: queued again
+      }
+      // Timed out: leave the queue; a hand-off may have won the race.
+      const owned = g.lock_async_cancel(lockAddress, record.address);
+      record.queuedOn = Queue.None;
+      return owned;
+    }
+    record.queuedOn = Queue.None;
+    return true;
+  } finally {
+    core.keepAlive.leave();
+  }
+}
+
+/**
+ * Keeps a Node event loop (main thread or worker) alive while async waits are
+ * pending: a pending `Atomics.waitAsync` alone does not, so a script that
+ * awaits a lock would otherwise exit before it gets it. Browsers need nothing.
+ */
+export class KeepAlive {
+  #pending = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #node = typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
+
+  enter(): void {
+    if (this.#pending++ === 0 && this.#node) this.#timer = setInterval(noop, 0x7fffffff);
+  }
+
+  leave(): void {
+    if (this.#pending > 0 && --this.#pending === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Drops every keep-alive (the runtime closed). */
+  clear(): void {
+    this.#pending = 0;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+function noop(): void {}

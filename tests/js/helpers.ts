@@ -1,0 +1,93 @@
+// Shared by the JS tests: workers running tests/js/worker.mjs, waiting with
+// a deadline, sleeping.
+import { Worker } from 'node:worker_threads';
+import type { Runtime } from '../../js/dist/index.js';
+
+export interface Message {
+  type: string;
+  value?: unknown;
+}
+
+export interface Spawned {
+  worker: Worker;
+  /** The next message of `type` (buffered), or a rejection after `ms` or if the worker failed. */
+  next(type: string, ms?: number): Promise<unknown>;
+  /** The value of the worker's 'done' message; rejects if it failed or exited without one. */
+  done: Promise<unknown>;
+}
+
+const WORKER = new URL('./worker.mjs', import.meta.url);
+
+/** Starts worker.mjs on `task`, attached to `rt` (workerData also gets `data`). */
+export function spawn(rt: Runtime, task: string, data: Record<string, unknown> = {}): Spawned {
+  const worker = new Worker(WORKER, { workerData: { task, handle: rt.handle(), ...data } });
+  const inbox: Message[] = [];
+  const waiting: { type: string; resolve(v: unknown): void; reject(e: Error): void }[] = [];
+  let failure: Error | undefined;
+  let resolveDone!: (v: unknown) => void;
+  let rejectDone!: (e: Error) => void;
+  const done = new Promise<unknown>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  done.catch(() => {}); // a test that never awaits it must not fail on an unhandled rejection
+  let doneValue: { value: unknown } | undefined;
+
+  const fail = (e: Error) => {
+    failure ??= e;
+    rejectDone(failure);
+    for (const w of waiting.splice(0)) w.reject(failure);
+  };
+  worker.on('message', (m: Message) => {
+    if (m.type === 'done') doneValue = { value: m.value };
+    const i = waiting.findIndex((w) => w.type === m.type);
+    if (i >= 0) waiting.splice(i, 1)[0]!.resolve(m.value);
+    else inbox.push(m);
+  });
+  worker.on('error', (e) => fail(e));
+  worker.on('exit', (code) => {
+    if (doneValue !== undefined && code === 0) resolveDone(doneValue.value);
+    else fail(new Error(`worker '${task}' exited with code ${code} before it was done`));
+  });
+
+  const next = (type: string, ms = 30_000): Promise<unknown> => {
+    const i = inbox.findIndex((m) => m.type === type);
+    if (i >= 0) return Promise.resolve(inbox.splice(i, 1)[0]!.value);
+    if (failure) return Promise.reject(failure);
+    return withTimeout(
+      new Promise((resolve, reject) => waiting.push({ type, resolve, reject })),
+      ms,
+      `worker '${task}' sent no '${type}' message`,
+    );
+  };
+  return { worker, next, done };
+}
+
+/** `promise`, or a rejection naming `what` after `ms` milliseconds. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Opens the start gate: an i32 the workers wait on with rt.atomics.wait. */
+export function openGate(rt: Runtime, gate: number): void {
+  const g = rt.int32(gate);
+  Atomics.store(g, 0, 1);
+  rt.atomics.notify(g, 0);
+}
+
+/** What a call throws: `Constructor: message`, or 'returned <value>'. */
+export function outcome(f: () => unknown): string {
+  try {
+    return `returned ${String(f())}`;
+  } catch (e) {
+    return `${(e as Error).constructor.name}: ${(e as Error).message}`;
+  }
+}

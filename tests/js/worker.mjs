@@ -1,0 +1,197 @@
+// The worker side of the JS tests: attaches to the runtime in workerData.handle
+// and runs one task from `tasks` with workerData's other fields, posting
+// {type, value} messages on the way and {type: 'done', value} at the end.
+import { parentPort, workerData } from 'node:worker_threads';
+import { Runtime } from '../../js/dist/index.js';
+
+const { task, handle, mayBlock, ...args } = workerData;
+const post = (type, value) => parentPort.postMessage({ type, value });
+
+/** Blocks this worker for `ms` (never on the runtime: a plain Atomics.wait). */
+function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Waits on the start gate (an i32 in the runtime's memory) until it reads non-zero. */
+function passGate(rt, gate) {
+  if (gate === undefined) return;
+  const g = rt.int32(gate);
+  post('ready');
+  while (Atomics.load(g, 0) === 0) rt.atomics.wait(g, 0, 0);
+}
+
+const tasks = {
+  /** `iterations` times: lock, add 1 to a plain f64 counter, unlock. */
+  increment(rt, { lock, counter, iterations, gate }) {
+    const l = rt.lockAt(lock);
+    const c = rt.float64(counter);
+    passGate(rt, gate);
+    for (let i = 0; i < iterations; i++) {
+      l.lock();
+      c[0] = c[0] + 1;
+      l.unlock();
+    }
+    return iterations;
+  },
+
+  /** Like increment, over `locks.length` locks, each guarding its own counter. */
+  incrementMany(rt, { locks, counters, iterations, gate }) {
+    const ls = locks.map((a) => rt.lockAt(a));
+    const n = ls.length;
+    const c = rt.float64(counters, n);
+    passGate(rt, gate);
+    for (let i = 0; i < iterations; i++) {
+      const k = i % n;
+      const l = ls[k];
+      l.lock();
+      c[k] = c[k] + 1;
+      l.unlock();
+    }
+    return iterations;
+  },
+
+  /** Increments under the lock until the i32 at `stop` is non-zero; returns how often. */
+  incrementUntilStop(rt, { lock, counter, stop, gate }) {
+    const l = rt.lockAt(lock);
+    const c = rt.float64(counter);
+    const s = rt.int32(stop);
+    passGate(rt, gate);
+    let count = 0;
+    while (Atomics.load(s, 0) === 0) {
+      l.lock();
+      c[0] = c[0] + 1;
+      l.unlock();
+      count++;
+    }
+    return count;
+  },
+
+  /** Bounded ring buffer, producer side: sends ids first..first+n-1, then marks itself done. */
+  producer(rt, { lock, notEmpty, notFull, state, ring, capacity, first, n, gate }) {
+    const l = rt.lockAt(lock);
+    const ne = rt.conditionAt(notEmpty);
+    const nf = rt.conditionAt(notFull);
+    const s = rt.int32(state, 4); // head, tail, count, producers done
+    const r = rt.int32(ring, capacity);
+    passGate(rt, gate);
+    for (let i = 0; i < n; i++) {
+      l.lock();
+      while (s[2] === capacity) nf.wait(l);
+      r[s[1]] = first + i;
+      s[1] = (s[1] + 1) % capacity;
+      s[2] += 1;
+      l.unlock();
+      ne.notifyOne();
+    }
+    l.withLock(() => {
+      s[3] += 1;
+    });
+    ne.notifyAll();
+    return n;
+  },
+
+  /** Ring buffer, consumer side: counts every id it takes into `seen`; stops when all producers are done and the ring is empty. */
+  consumer(rt, { lock, notEmpty, notFull, state, ring, capacity, seen, total, producers, gate }) {
+    const l = rt.lockAt(lock);
+    const ne = rt.conditionAt(notEmpty);
+    const nf = rt.conditionAt(notFull);
+    const s = rt.int32(state, 4);
+    const r = rt.int32(ring, capacity);
+    const seenCounts = rt.int32(seen, total);
+    passGate(rt, gate);
+    let taken = 0;
+    for (;;) {
+      l.lock();
+      while (s[2] === 0 && s[3] < producers) ne.wait(l);
+      if (s[2] === 0) {
+        l.unlock();
+        return taken;
+      }
+      const id = r[s[0]];
+      s[0] = (s[0] + 1) % capacity;
+      s[2] -= 1;
+      seenCounts[id] += 1;
+      l.unlock();
+      nf.notifyOne();
+      taken++;
+    }
+  },
+
+  /** Posts 'parking', takes the lock (parking while it is held), posts 'locked', releases it. */
+  park(rt, { lock }) {
+    const l = rt.lockAt(lock);
+    post('parking');
+    l.lock();
+    post('locked');
+    l.unlock();
+    return true;
+  },
+
+  /** Takes the lock, posts 'held', keeps it `ms` milliseconds, releases it. */
+  hold(rt, { lock, ms }) {
+    const l = rt.lockAt(lock);
+    l.lock();
+    post('held');
+    sleep(ms);
+    l.unlock();
+    return true;
+  },
+
+  /** Takes the lock, waits on the condition once, posts 'woke' with the result. */
+  conditionWait(rt, { lock, condition, timeout }) {
+    const l = rt.lockAt(lock);
+    const c = rt.conditionAt(condition);
+    l.lock();
+    post('waiting');
+    const notified = c.wait(l, timeout);
+    post('woke', notified);
+    l.unlock();
+    return notified;
+  },
+
+  /** rt.atomics.wait on an i32 (or i64 with `wide`) at `word`; posts 'waiting' before and 'woke' after. */
+  atomicsWait(rt, { word, value, timeout, wide, view }) {
+    const v = view ?? (wide ? rt.bigInt64(word) : rt.int32(word));
+    post('waiting');
+    const result = rt.atomics.wait(v, 0, value, timeout);
+    post('woke', result);
+    return result;
+  },
+
+  /** rt.atomics.waitAsync on a view that came through workerData (a different buffer object). */
+  async atomicsWaitAsyncOnView(rt, { view, value }) {
+    const r = rt.atomics.waitAsync(view, 0, value, 10_000);
+    post('waiting', r.async);
+    return r.async ? await r.value : r.value;
+  },
+
+  /** Sleeps `delay` ms, stores `store` at `word`, notifies it; returns how many woke. */
+  notifyAfter(rt, { word, delay, store, wide }) {
+    const v = wide ? rt.bigInt64(word) : rt.int32(word);
+    sleep(delay);
+    Atomics.store(v, 0, store);
+    return rt.atomics.notify(v, 0);
+  },
+
+  /** Checks that blocking calls throw in this worker (mayBlock: false) and async ones work. */
+  async cannotBlock(rt, { lock }) {
+    const l = rt.lockAt(lock);
+    const errors = [];
+    for (const f of [() => l.lock(), () => l.lockFor(0)]) {
+      try {
+        f();
+        errors.push('no error');
+      } catch (e) {
+        errors.push(`${e.constructor.name}: ${e.message}`);
+      }
+    }
+    const got = await l.lockAsync(5000);
+    if (got) l.unlock();
+    return { errors, got };
+  },
+};
+
+const rt = await Runtime.attach(handle, mayBlock === undefined ? {} : { mayBlock });
+const value = await tasks[task](rt, args);
+rt.close();
+post('done', value);
