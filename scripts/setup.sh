@@ -62,7 +62,9 @@ fi
 # npm dev dependencies (TypeScript, Vitest) for the JS package and its tests.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm dependencies"
-  npm ci --no-audit --no-fund
+  # npm install, not npm ci: this npm writes lockfiles that its own ci rejects
+  # (optional packages for other platforms are left out of the lock).
+  npm install --no-audit --no-fund
 fi
 
 # Miri keeps its own sysroot; build it once, quietly, so tests do not pay for it.
