@@ -76,6 +76,6 @@ step "summary"
 # test and the wasm smoke test print "<name>: N passed, M failed".
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke|js): [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

@@ -29,7 +29,9 @@ function run(cmd: string, args: string[], cwd: string): string {
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'parklot-pack-'));
-  const packed = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', dir], root)) as {
+  // --ignore-scripts: the global setup has built the package already, and
+  // prepack's build would print to the stdout that --json must own.
+  const packed = JSON.parse(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], root)) as {
     filename: string;
     files: { path: string }[];
   }[];
