@@ -217,31 +217,12 @@ impl Lock {
         loop {
             let state = self.state.load(Ordering::Relaxed);
             if state & LOCKED == 0 {
-                if self
-                    .state
-                    .compare_exchange_weak(
-                        state,
-                        state | LOCKED,
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
-                {
+                if self.cas(state, state | LOCKED) {
                     return true;
                 }
                 continue;
             }
-            if state & PARKED == 0
-                && self
-                    .state
-                    .compare_exchange_weak(
-                        state,
-                        state | PARKED,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    )
-                    .is_err()
-            {
+            if state & PARKED == 0 && !self.cas(state, state | PARKED) {
                 continue;
             }
             // SAFETY: the validate callback is one load; `waiter` per our contract.
@@ -302,6 +283,16 @@ impl Lock {
         self as *const Lock as usize
     }
 
+    /// One attempt to move the byte from `current` to `new`. Acquire, so that
+    /// taking the lock this way orders the critical section after the last
+    /// unlock (for setting PARKED, Relaxed would do).
+    #[inline]
+    fn cas(&self, current: u8, new: u8) -> bool {
+        self.state
+            .compare_exchange_weak(current, new, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
     #[cold]
     fn lock_slow(&self, deadline: Option<Instant>) -> bool {
         let spin_limit = spin_limit();
@@ -309,16 +300,7 @@ impl Lock {
         loop {
             let state = self.state.load(Ordering::Relaxed);
             if state & LOCKED == 0 {
-                if self
-                    .state
-                    .compare_exchange_weak(
-                        state,
-                        state | LOCKED,
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
-                {
+                if self.cas(state, state | LOCKED) {
                     return true;
                 }
                 continue;
@@ -330,16 +312,7 @@ impl Lock {
                     sync::yield_now();
                     continue;
                 }
-                if self
-                    .state
-                    .compare_exchange_weak(
-                        state,
-                        state | PARKED,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    )
-                    .is_err()
-                {
+                if !self.cas(state, state | PARKED) {
                     continue;
                 }
             }
