@@ -202,7 +202,7 @@ impl Condition {
     fn notify_slow(&self, count: usize) -> usize {
         // SAFETY: the callback only stores this condition's byte.
         unsafe {
-            parking_lot::unpark_many(self.key(), count, |r| {
+            parking_lot::unpark_many(self.key(), count, false, |r| {
                 self.has_waiters
                     .store(r.may_have_more as u8, Ordering::Relaxed);
                 DEFAULT_UNPARK_TOKEN

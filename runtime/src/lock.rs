@@ -376,7 +376,10 @@ impl Lock {
         // SAFETY: the callback stores this lock's byte only: no panics, no
         // ParkingLot calls.
         unsafe {
-            parking_lot::unpark_one(self.key(), |r| {
+            // With `force_fair` the chosen waiter must be confirmed alive (see
+            // `unpark_many`); otherwise the ParkingLot confirms it only when
+            // the fairness timer is due.
+            parking_lot::unpark_many(self.key(), 1, force_fair, |r| {
                 // Hand over only to a waiter known to be alive: a terminated
                 // worker's record must not take the lock with it.
                 if r.did_unpark && r.confirmed && (force_fair || r.time_to_be_fair) {

@@ -66,11 +66,12 @@ pub struct UnparkResult {
     /// The bucket's fairness timer expired: a lock should hand itself over to
     /// the woken thread instead of letting others barge.
     pub time_to_be_fair: bool,
-    /// The waiter chosen for the token was seen waiting, so it is alive and
-    /// will act on it. Only hand over something exclusive (a lock) when this
-    /// holds. Always true natively; in wasm a terminated worker's record can
-    /// stay queued, and such records are woken (and so dropped from the
-    /// queue) without being counted on.
+    /// The waiter chosen for the token is known to be alive and will act on
+    /// it. Hand over something exclusive (a lock) only when this holds. It is
+    /// checked when it matters (the fairness timer is due, or the caller asked)
+    /// and otherwise left `true`: natively every queued thread is alive, and
+    /// in wasm, where a terminated worker's record can stay queued, a wake
+    /// that reaches nobody is followed by a wake of the next waiter.
     pub confirmed: bool,
 }
 
@@ -116,12 +117,17 @@ impl ThreadData {
         }
     }
 
+    /// Whether this record's owner may be gone for good: a wasm worker can be
+    /// terminated while parked, and an async record's owner may never come back.
+    fn can_vanish(&self) -> bool {
+        THREADS_CAN_VANISH || self.is_async
+    }
+
     /// Whether this queued waiter is certainly alive: a native thread always
-    /// is; otherwise (a wasm worker can be terminated while parked, an async
-    /// record's owner can be gone) only if it is waiting on its word right now.
+    /// is; one that can vanish only if it is waiting on its word right now.
     /// Under the bucket lock.
     fn seen_alive(&self) -> bool {
-        (!THREADS_CAN_VANISH && !self.is_async) || self.parker.probe_waiting()
+        !self.can_vanish() || self.parker.probe_waiting()
     }
 }
 
@@ -226,17 +232,22 @@ impl Bucket {
         false
     }
 
-    /// Reads and, if expired, re-arms the fairness timer.
+    /// Whether the fairness timer has expired.
     ///
     /// # Safety
     /// `lock` is held.
-    unsafe fn time_to_be_fair(&self) -> bool {
-        let now = now_ns();
+    unsafe fn fairness_due(&self, now: u64) -> bool {
+        // SAFETY: the caller holds the bucket lock.
+        now > unsafe { self.fair_timeout.get() }
+    }
+
+    /// Re-arms the fairness timer a random 0–1 ms after `now`.
+    ///
+    /// # Safety
+    /// `lock` is held.
+    unsafe fn rearm_fairness(&self, now: u64) {
         // SAFETY: the caller holds the bucket lock.
         unsafe {
-            if now <= self.fair_timeout.get() {
-                return false;
-            }
             let mut x = self.seed.get();
             x ^= x << 13;
             x ^= x >> 17;
@@ -244,7 +255,6 @@ impl Bucket {
             self.seed.set(x);
             self.fair_timeout.set(now + u64::from(x % FAIR_INTERVAL_NS));
         }
-        true
     }
 }
 
@@ -635,13 +645,13 @@ pub unsafe fn unpark_one(
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
     // SAFETY: forwarded from the caller.
-    unsafe { unpark_many(key, 1, callback) }
+    unsafe { unpark_many(key, 1, false, callback) }
 }
 
 /// Wakes up to `count` threads parked on `key`, oldest first. Returns how many.
 pub fn unpark_count(key: usize, count: usize) -> usize {
     // SAFETY: the callback does nothing.
-    let woken = unsafe { unpark_many(key, count, |_| DEFAULT_UNPARK_TOKEN) }.unparked;
+    let woken = unsafe { unpark_many(key, count, false, |_| DEFAULT_UNPARK_TOKEN) }.unparked;
     // Waiters that may be gone are woken on top of `count` (see `unpark_many`).
     woken.min(count)
 }
@@ -654,16 +664,23 @@ pub fn unpark_all(key: usize) -> usize {
 /// Wakes up to `max` threads parked on `key`, oldest first, handing each the
 /// token `callback` returns (it runs once, under the queue's lock).
 ///
-/// Only waiters seen alive count toward `max` (see [`UnparkResult::confirmed`]):
-/// a waiter that may be gone is woken and dropped from the queue, and the
-/// next one is woken too, so a terminated worker never swallows a wakeup
-/// that a live waiter needed. It gets the default token, never the caller's.
+/// Records whose owner may be gone (see [`ThreadData::can_vanish`]) must not
+/// swallow a wakeup a live waiter needs, nor be handed a lock:
+/// - when the result will be used to hand something over (`confirm`, or the
+///   fairness timer is due), waiters are probed before they are chosen: one
+///   not seen waiting is woken and dropped from the queue without counting
+///   toward `max` or getting the token, and the next one is taken too, so
+///   that [`UnparkResult::confirmed`] tells whether the chosen one is alive;
+/// - otherwise nothing is probed, and a wake that finds its owner not waiting
+///   (running, or gone) is followed, after the queue lock is released, by a
+///   plain wake of the next waiter.
 ///
 /// # Safety
 /// As for [`unpark_one`].
 pub(crate) unsafe fn unpark_many(
     key: usize,
     max: usize,
+    confirm: bool,
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
     /// Wakeups that wait until the bucket lock is released; any beyond these
@@ -673,18 +690,21 @@ pub(crate) unsafe fn unpark_many(
 
     let bucket = lock_bucket(key);
     let mut result = UnparkResult::default();
-    // Dequeued waiters, chained through their (now free) `next` fields; a
-    // waiter is marked seen-alive by its token cell holding 1 until the
-    // callback's token replaces it.
+    // Dequeued waiters, chained through their (now free) `next` fields. While
+    // chained, a waiter's token cell says whether it counted (was seen alive,
+    // or was not probed) until the callback's token replaces it.
     let mut woken_head: *const ThreadData = ptr::null();
     let mut woken_tail: *const ThreadData = ptr::null();
-    let mut alive = 0;
+    let mut counted = 0;
+    let now = now_ns();
     // SAFETY: the bucket lock is held for the whole block; dequeued waiters stay
     // parked (so their records live) until we claim their parkers below.
-    unsafe {
+    let missed = unsafe {
+        let fair_due = bucket.fairness_due(now);
+        let probe = confirm || fair_due;
         let mut prev: *const ThreadData = ptr::null();
         let mut cur = bucket.head.get();
-        while !cur.is_null() && alive < max {
+        while !cur.is_null() && counted < max {
             let next = (*cur).next.get();
             if (*cur).key.get() == key {
                 bucket.unlink(prev, &*cur);
@@ -696,8 +716,8 @@ pub(crate) unsafe fn unpark_many(
                 }
                 woken_tail = cur;
                 result.unparked += 1;
-                result.confirmed = (*cur).seen_alive();
-                alive += usize::from(result.confirmed);
+                result.confirmed = !probe || (*cur).seen_alive();
+                counted += usize::from(result.confirmed);
                 (*cur).token.set(usize::from(result.confirmed));
             } else {
                 prev = cur;
@@ -706,34 +726,49 @@ pub(crate) unsafe fn unpark_many(
         }
         result.did_unpark = result.unparked > 0;
         result.may_have_more = bucket.has_waiter_from(cur, key);
-        result.time_to_be_fair = result.did_unpark && bucket.time_to_be_fair();
+        result.time_to_be_fair = result.did_unpark && fair_due;
+        if result.time_to_be_fair {
+            bucket.rearm_fairness(now);
+        }
         let token = callback(result);
 
-        let mut deferred: [Option<UnparkHandle>; DEFERRED] = [const { None }; DEFERRED];
+        // (handle, whether a wake that finds nobody means a live waiter was missed)
+        let mut deferred: [Option<(UnparkHandle, bool)>; DEFERRED] = [const { None }; DEFERRED];
         let mut n = 0;
+        let mut missed = 0;
         let mut cur = woken_head;
         while !cur.is_null() {
-            // Read `next` before claiming: once claimed, the thread may run on.
+            // Read everything before claiming: once claimed, the thread may run on.
             let next = (*cur).next.get();
-            let seen_alive = (*cur).token.get() == 1;
-            (*cur).token.set(if seen_alive {
-                token
-            } else {
-                DEFAULT_UNPARK_TOKEN
-            });
+            let counted = (*cur).token.get() == 1;
+            let recheck = counted && !probe && (*cur).can_vanish();
+            (*cur)
+                .token
+                .set(if counted { token } else { DEFAULT_UNPARK_TOKEN });
             let handle = (*cur).parker.unpark_lock();
             if n < DEFERRED {
-                deferred[n] = Some(handle);
+                deferred[n] = Some((handle, recheck));
                 n += 1;
-            } else {
-                handle.unpark();
+            } else if !handle.unpark() && recheck {
+                missed += 1;
             }
             cur = next;
         }
         bucket.lock.unlock();
-        for handle in deferred.into_iter().flatten() {
-            handle.unpark();
+        for (handle, recheck) in deferred.into_iter().flatten() {
+            if !handle.unpark() && recheck {
+                missed += 1;
+            }
         }
+        missed
+    };
+    if missed > 0 {
+        // Those owners were not waiting: running (they will see the claim) or
+        // gone. Wake as many more, so that a gone one costs nobody a wakeup.
+        // SAFETY: the callback does nothing.
+        let no_token: fn(UnparkResult) -> UnparkToken = |_| DEFAULT_UNPARK_TOKEN;
+        let more = unsafe { unpark_many(key, missed, false, no_token) };
+        result.unparked += more.unparked;
     }
     result
 }
@@ -938,7 +973,7 @@ mod tests {
             }
         }
         let r = unsafe {
-            unpark_many(key, 2, |r| {
+            unpark_many(key, 2, false, |r| {
                 assert_eq!(r.unparked, 2);
                 assert!(r.may_have_more);
                 0

@@ -112,7 +112,9 @@ pub(crate) struct UnparkHandle {
 }
 
 impl UnparkHandle {
-    pub(crate) fn unpark(self) {
+    /// Wakes the owner; returns `true` (a condition variable cannot tell
+    /// whether it was waiting, and threads here never vanish).
+    pub(crate) fn unpark(self) -> bool {
         // SAFETY: the state is CLAIMED, so the owner is still inside `park`
         // (or will wait there) until it sees IDLE under the mutex we now take:
         // the record outlives this call.
@@ -120,6 +122,7 @@ impl UnparkHandle {
         let _guard = parker.mutex.lock().unwrap_or_else(|e| e.into_inner());
         parker.state.store(IDLE, Ordering::Release);
         parker.condvar.notify_one();
+        true
     }
 }
 

@@ -93,10 +93,12 @@ pub(crate) struct UnparkHandle {
 
 impl UnparkHandle {
     #[inline]
-    pub(crate) fn unpark(self) {
+    /// Wakes the owner; returns whether it was waiting on its word (if not,
+    /// it was running, and sees the claim itself, or it is gone).
+    pub(crate) fn unpark(self) -> bool {
         // The owner may already have returned and reused or freed its record.
         // Waking only uses the address as a key, so that is harmless: at worst
         // the word's next user wakes spuriously, and every parker loops.
-        wake(self.word);
+        wake(self.word) > 0
     }
 }
