@@ -696,17 +696,24 @@ pub(crate) unsafe fn unpark_many(
     let mut woken_head: *const ThreadData = ptr::null();
     let mut woken_tail: *const ThreadData = ptr::null();
     let mut counted = 0;
-    let now = now_ns();
+    // The clock is read only once a waiter is found: a notify with nobody
+    // waiting must stay cheap (in wasm the clock is a call out to JS).
+    let mut now = 0;
+    let mut fair_due = false;
+    let mut probe = confirm;
     // SAFETY: the bucket lock is held for the whole block; dequeued waiters stay
     // parked (so their records live) until we claim their parkers below.
     let missed = unsafe {
-        let fair_due = bucket.fairness_due(now);
-        let probe = confirm || fair_due;
         let mut prev: *const ThreadData = ptr::null();
         let mut cur = bucket.head.get();
         while !cur.is_null() && counted < max {
             let next = (*cur).next.get();
             if (*cur).key.get() == key {
+                if result.unparked == 0 {
+                    now = now_ns();
+                    fair_due = bucket.fairness_due(now);
+                    probe |= fair_due;
+                }
                 bucket.unlink(prev, &*cur);
                 (*cur).next.set(ptr::null());
                 if woken_tail.is_null() {
