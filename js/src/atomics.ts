@@ -84,15 +84,8 @@ export class RuntimeAtomics {
   wait(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number): WaitResult;
   wait(typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout?: number): WaitResult {
     const call = 'rt.atomics.wait()';
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    const is64 = validateWaitable(typedArray, call);
-    this.#checkBuffer(typedArray, call);
-    const i = validateIndex(typedArray, index, call);
-    const v = is64 ? toBigInt64(value) : toInt32(value);
-    const t = toTimeout(timeout);
+    const { core, is64, v, t, address } = this.#doWaitArguments(call, typedArray, index, value, timeout);
     if (!core.mayBlock) throw cannotBlockError(call, 'rt.atomics.waitAsync()');
-    const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
     const g = core.glue;
     const r = is64 ? g.atomics_wait64(address, v as bigint, t) : g.atomics_wait32(address, v as number, t);
     return RESULTS[r]!;
@@ -134,19 +127,12 @@ export class RuntimeAtomics {
   waitAsync(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number): WaitAsyncResult;
   waitAsync(typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout?: number): WaitAsyncResult {
     const call = 'rt.atomics.waitAsync()';
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    const is64 = validateWaitable(typedArray, call);
-    this.#checkBuffer(typedArray, call);
-    const i = validateIndex(typedArray, index, call);
-    const v = is64 ? toBigInt64(value) : toInt32(value);
-    const t = toTimeout(timeout);
+    const { core, is64, i, v, t, address } = this.#doWaitArguments(call, typedArray, index, value, timeout);
     if (t === 0) {
       // DoWait compares first, then gives up at once: no queueing needed.
       const current = Atomics.load(typedArray as Int32Array, i) as number | bigint;
       return { async: false, value: current === v ? 'timed-out' : 'not-equal' };
     }
-    const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
     const g = core.glue;
     const record = core.pool.take();
     record.key = address;
@@ -160,6 +146,21 @@ export class RuntimeAtomics {
     }
     const deadline = t === Infinity ? Infinity : performance.now() + t;
     return { async: true, value: waitForNotify(core, address, record, deadline) };
+  }
+
+  /**
+   * DoWait's argument steps, in the spec's order (closed runtime first):
+   * validate the typed array and its buffer, the index, the value, the timeout.
+   */
+  #doWaitArguments(call: string, typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout: number | undefined) {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    const is64 = validateWaitable(typedArray, call);
+    this.#checkBuffer(typedArray, call);
+    const i = validateIndex(typedArray, index, call);
+    const v = is64 ? toBigInt64(value) : toInt32(value);
+    const t = toTimeout(timeout);
+    return { core, is64, i, v, t, address: typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT };
   }
 
   /** The TypeErrors of DoWait's "not shared" step, plus: the buffer must be this runtime's memory. */
