@@ -214,29 +214,12 @@ impl Lock {
     /// `waiter` is not queued, and neither moves nor is dropped until this
     /// attempt ends (acquired, or cancelled).
     pub unsafe fn lock_async_begin(&self, waiter: &AsyncWaiter) -> bool {
-        loop {
-            let state = self.state.load(Ordering::Relaxed);
-            if state & LOCKED == 0 {
-                if self.cas(state, state | LOCKED) {
-                    return true;
-                }
-                continue;
-            }
-            if state & PARKED == 0 && !self.cas(state, state | PARKED) {
-                continue;
-            }
+        self.acquire_loop(0, || {
             // SAFETY: the validate callback is one load; `waiter` per our contract.
-            let queued = unsafe {
-                parking_lot::park_async(
-                    self.key(),
-                    || self.state.load(Ordering::Relaxed) == LOCKED | PARKED,
-                    waiter,
-                )
-            };
-            if queued {
-                return false;
-            }
-        }
+            let queued =
+                unsafe { parking_lot::park_async(self.key(), || self.parked_and_locked(), waiter) };
+            queued.then_some(false)
+        })
     }
 
     /// Step 2, after the waiter's word turned 0 (or a wakeup that may be
@@ -266,9 +249,7 @@ impl Lock {
         // SAFETY: the callback only edits this lock's byte.
         let result = unsafe {
             parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
-                if was_last {
-                    self.state.fetch_and(!PARKED, Ordering::Relaxed);
-                }
+                self.forget_parked_if_last(was_last)
             })
         };
         match result {
@@ -293,9 +274,26 @@ impl Lock {
             .is_ok()
     }
 
-    #[cold]
-    fn lock_slow(&self, deadline: Option<Instant>) -> bool {
-        let spin_limit = spin_limit();
+    /// The byte parkers validate against: held, with parked threads.
+    #[inline]
+    fn parked_and_locked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == LOCKED | PARKED
+    }
+
+    /// A waiter that gave up was the last one: nobody is parked any more.
+    #[inline]
+    fn forget_parked_if_last(&self, was_last: bool) {
+        if was_last {
+            self.state.fetch_and(!PARKED, Ordering::Relaxed);
+        }
+    }
+
+    /// The acquisition loop `lock_slow` and `lock_async_begin` share: barge
+    /// whenever the lock is free; while nobody is parked, yield and retry up to
+    /// `spin_limit` times; then set PARKED and call `wait`, which queues the
+    /// caller and returns `Some(acquired)` to finish or `None` to go around.
+    #[inline]
+    fn acquire_loop(&self, spin_limit: u32, mut wait: impl FnMut() -> Option<bool>) -> bool {
         let mut spins = 0;
         loop {
             let state = self.state.load(Ordering::Relaxed);
@@ -316,34 +314,38 @@ impl Lock {
                     continue;
                 }
             }
+            if let Some(acquired) = wait() {
+                return acquired;
+            }
+            spins = 0;
+        }
+    }
+
+    #[cold]
+    fn lock_slow(&self, deadline: Option<Instant>) -> bool {
+        self.acquire_loop(spin_limit(), || {
             if !thread_may_block() {
                 refuse_to_block("Lock::lock on a held lock");
             }
-
             // SAFETY: the callbacks only touch this lock's byte: no panics, no
             // ParkingLot calls.
             let result = unsafe {
                 parking_lot::park_conditionally(
                     self.key(),
-                    || self.state.load(Ordering::Relaxed) == LOCKED | PARKED,
+                    || self.parked_and_locked(),
                     || {},
-                    |_, was_last| {
-                        if was_last {
-                            self.state.fetch_and(!PARKED, Ordering::Relaxed);
-                        }
-                    },
+                    |_, was_last| self.forget_parked_if_last(was_last),
                     deadline,
                 )
             };
             match result {
                 // The unlocker kept LOCKED set for us. Acquire: its Release
                 // handoff (through the parker) orders its critical section before ours.
-                ParkResult::Unparked(TOKEN_HANDOFF) => return true,
-                ParkResult::Unparked(_) | ParkResult::Invalid => {}
-                ParkResult::TimedOut => return false,
+                ParkResult::Unparked(TOKEN_HANDOFF) => Some(true),
+                ParkResult::Unparked(_) | ParkResult::Invalid => None,
+                ParkResult::TimedOut => Some(false),
             }
-            spins = 0;
-        }
+        })
     }
 
     #[cold]

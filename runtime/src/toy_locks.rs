@@ -12,7 +12,7 @@
 //! could be built on futexes; [`HandoffLock`] and [`BargingLock`] need
 //! `unpark_one`'s callback, which only a ParkingLot has.
 //!
-//! ## [`YieldSpinLock`], [`PauseSpinLock`]
+//! ## [`SpinLock`]: [`YieldSpinLock`], [`PauseSpinLock`]
 //!
 //! | state | meaning  |
 //! |-------|----------|
@@ -176,28 +176,27 @@ fn park_while(state: &AtomicU8, expected: u8) -> ParkResult {
     }
 }
 
-/// Test-and-test-and-set: waiting threads only load the byte, which keeps its
-/// cache line shared until it reads 0, instead of bouncing it with CASes.
-#[inline]
-fn ttas_lock(state: &AtomicU8, relax: fn()) {
-    while !cas_acquire(state, 0, 1) {
-        while state.load(Ordering::Relaxed) != 0 {
-            relax();
-        }
-    }
-}
-
-/// A spinlock that yields the CPU between attempts. Never parks.
+/// A test-and-test-and-set spinlock that never parks. Waiting threads only
+/// load the byte, which keeps its cache line shared until it reads 0, instead
+/// of bouncing it with CASes; between loads they yield the CPU (`PAUSE =
+/// false`) or run a spin hint, x86 `pause` (`PAUSE = true`).
 #[derive(Debug, Default)]
 #[repr(transparent)]
-pub struct YieldSpinLock {
+pub struct SpinLock<const PAUSE: bool> {
     state: AtomicU8,
 }
 
-impl YieldSpinLock {
+/// The spinlock that yields the CPU between attempts (on wasm, which has no
+/// scheduler call, a spin hint).
+pub type YieldSpinLock = SpinLock<false>;
+
+/// The spinlock that runs a spin hint between attempts; never yields.
+pub type PauseSpinLock = SpinLock<true>;
+
+impl<const PAUSE: bool> SpinLock<PAUSE> {
     /// An unlocked lock.
     pub const fn new() -> Self {
-        YieldSpinLock {
+        SpinLock {
             state: AtomicU8::new(0),
         }
     }
@@ -205,8 +204,12 @@ impl YieldSpinLock {
 
 // SAFETY: only a CAS 0 → 1 takes the lock (Acquire) and only the holder's
 // store of 0 (Release) frees it.
-unsafe impl RawLock for YieldSpinLock {
-    const NAME: &'static str = "YieldSpinLock";
+unsafe impl<const PAUSE: bool> RawLock for SpinLock<PAUSE> {
+    const NAME: &'static str = if PAUSE {
+        "PauseSpinLock"
+    } else {
+        "YieldSpinLock"
+    };
 
     fn new() -> Self {
         Self::new()
@@ -214,44 +217,15 @@ unsafe impl RawLock for YieldSpinLock {
 
     #[inline]
     fn lock(&self) {
-        // wasm has no scheduler call; there sync::yield_now is a spin hint.
-        ttas_lock(&self.state, sync::yield_now);
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        self.state.store(0, Ordering::Release);
-    }
-}
-
-/// A spinlock that runs a spin hint (x86 `pause`) between attempts. Never
-/// yields, never parks.
-#[derive(Debug, Default)]
-#[repr(transparent)]
-pub struct PauseSpinLock {
-    state: AtomicU8,
-}
-
-impl PauseSpinLock {
-    /// An unlocked lock.
-    pub const fn new() -> Self {
-        PauseSpinLock {
-            state: AtomicU8::new(0),
+        while !cas_acquire(&self.state, 0, 1) {
+            while self.state.load(Ordering::Relaxed) != 0 {
+                if PAUSE {
+                    sync::spin_loop();
+                } else {
+                    sync::yield_now();
+                }
+            }
         }
-    }
-}
-
-// SAFETY: as for YieldSpinLock.
-unsafe impl RawLock for PauseSpinLock {
-    const NAME: &'static str = "PauseSpinLock";
-
-    fn new() -> Self {
-        Self::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        ttas_lock(&self.state, sync::spin_loop);
     }
 
     #[inline]
