@@ -2,13 +2,21 @@
 # Installs what parklot's commands need on a fresh machine and skips what is
 # already there. Safe to run again and again.
 #
-#   scripts/setup.sh run    the pinned stable Rust (enough for `npm start`)
-#   scripts/setup.sh test   also nightly with Miri and wasm32, the ARM64
-#                           target, and Debian's cross gcc and qemu-user
+#   scripts/setup.sh run    Rust stable, nightly with wasm32, npm packages:
+#                           enough to build the wasm module and serve the demo
+#   scripts/setup.sh bench  also Chromium (browser runs) and Emscripten (the
+#                           C pthread_mutex_t peer)
+#   scripts/setup.sh test   also clippy, rustfmt, Miri, the ARM64 target,
+#                           Debian's cross gcc and qemu-user
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 mode=${1:-test}
+case "$mode" in run | bench | test) ;; *)
+  echo "usage: scripts/setup.sh [run|bench|test]" >&2
+  exit 2
+  ;;
+esac
 # shellcheck source=toolchain.env
 . scripts/toolchain.env
 
@@ -23,34 +31,39 @@ has_toolchain() { rustup toolchain list | grep -q "^$1"; }
 has_target() { rustup target list --installed --toolchain "$1" 2>/dev/null | grep -qx "$2"; }
 has_component() { rustup component list --installed --toolchain "$1" 2>/dev/null | grep -q "^$2"; }
 
+# Rust: the pinned stable for the native crates, the dated nightly for wasm32
+# (build-std and the wasm atomics intrinsics exist only there).
 if ! has_toolchain "$STABLE"; then
   say "installing Rust $STABLE"
-  rustup toolchain install "$STABLE" --profile minimal -c clippy -c rustfmt
+  rustup toolchain install "$STABLE" --profile minimal
 fi
-for c in clippy rustfmt; do
-  has_component "$STABLE" "$c" || rustup component add --toolchain "$STABLE" "$c"
-done
-if [ "$mode" = run ]; then
-  say "ready"
-  exit 0
-fi
-has_target "$STABLE" aarch64-unknown-linux-gnu || rustup target add --toolchain "$STABLE" aarch64-unknown-linux-gnu
-
 if ! has_toolchain "$NIGHTLY"; then
   say "installing Rust $NIGHTLY"
-  rustup toolchain install "$NIGHTLY" --profile minimal -c rust-src -c miri -t wasm32-unknown-unknown
+  rustup toolchain install "$NIGHTLY" --profile minimal -c rust-src -t wasm32-unknown-unknown
 fi
-for c in rust-src miri; do
-  has_component "$NIGHTLY" "$c" || rustup component add --toolchain "$NIGHTLY" "$c"
-done
+has_component "$NIGHTLY" rust-src || rustup component add --toolchain "$NIGHTLY" rust-src
 has_target "$NIGHTLY" wasm32-unknown-unknown || rustup target add --toolchain "$NIGHTLY" wasm32-unknown-unknown
+if [ "$mode" = test ]; then
+  for c in clippy rustfmt; do
+    has_component "$STABLE" "$c" || rustup component add --toolchain "$STABLE" "$c"
+  done
+  has_component "$NIGHTLY" miri || rustup component add --toolchain "$NIGHTLY" miri
+  has_target "$STABLE" aarch64-unknown-linux-gnu || rustup target add --toolchain "$STABLE" aarch64-unknown-linux-gnu
+fi
 
-# Debian packages: a C compiler and qemu for the ARM64 build and tests.
+# Debian packages. bench and test: Chromium for the browser runs, Emscripten
+# for the C peer. test: a C compiler and qemu for the ARM64 build and tests.
 need=()
-command -v cc >/dev/null 2>&1 || need+=(gcc)
-command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
-[ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need+=(libc6-dev-arm64-cross)
-command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
+if [ "$mode" != run ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  command -v emcc >/dev/null 2>&1 || need+=(emscripten)
+  command -v cc >/dev/null 2>&1 || need+=(gcc)
+fi
+if [ "$mode" = test ]; then
+  command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
+  [ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need+=(libc6-dev-arm64-cross)
+  command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   say "installing Debian packages: ${need[*]}"
   SUDO=""
@@ -59,7 +72,8 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
-# npm dev dependencies (TypeScript, Vitest) for the JS package and its tests.
+# npm dev dependencies: TypeScript, Vite and Chart.js for the package and the
+# demo, Vitest and playwright-core for the tests.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm dependencies"
   # npm install, not npm ci: this npm writes lockfiles that its own ci rejects
@@ -68,7 +82,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 
 # Miri keeps its own sysroot; build it once, quietly, so tests do not pay for it.
-if [ ! -e "$HOME/.cache/miri" ] || [ -z "$(ls -A "$HOME/.cache/miri" 2>/dev/null)" ]; then
+if [ "$mode" = test ] && { [ ! -e "$HOME/.cache/miri" ] || [ -z "$(ls -A "$HOME/.cache/miri" 2>/dev/null)" ]; }; then
   say "preparing the Miri sysroot"
   cargo "+$NIGHTLY" miri setup >/dev/null 2>&1 || cargo "+$NIGHTLY" miri setup
 fi

@@ -330,7 +330,7 @@ const UNCONTENDED = [
     name: 'parklot::Lock inside wasm: peer_count_loop (incl. ++counter)',
     run(n) {
       const before = new BigUint64Array(memory.buffer, soloCounterAddr, 1)[0];
-      glue.peer_count_loop(PARKLOT, soloLockAddr, soloCounterAddr, n);
+      glue.peer_count_loop(PARKLOT, soloLockAddr, soloCounterAddr, n, 1);
       return new BigUint64Array(memory.buffer, soloCounterAddr, 1)[0] - before === BigInt(n);
     },
   },

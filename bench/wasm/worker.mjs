@@ -28,7 +28,7 @@ function runPeer(kind, lockAddr, counterAddr, chunk, deadline) {
   const loop = glue.peer_count_loop;
   let n = 0;
   do {
-    n += loop(kind, lockAddr, counterAddr, chunk);
+    n += loop(kind, lockAddr, counterAddr, chunk, 1);
   } while (performance.now() < deadline);
   return n;
 }

@@ -391,42 +391,62 @@ pub fn peer_free(kind: u32, addr: u32) {
     free(addr, layout.size() as u32, layout.align() as u32);
 }
 
-/// `iterations` times: lock peer `kind`'s lock at `addr`, add one to the
-/// plain u64 at `counter_addr`, unlock: the seed's benchmark loop, with every
-/// lock behind the same call. Returns `iterations`.
+/// The data a peer's lock guards, at `counter_addr` (16 bytes, 8-aligned):
+/// the lost-update counter, then the value seed 000's critical section works on.
+#[repr(C)]
+struct Guarded {
+    count: u64,
+    value: f64,
+}
+
+/// Seed 000's critical section: `work` iterations of a double add and
+/// multiply, then one more on the counter (a lost update shows there).
+#[inline(always)]
+fn critical_section(data: &mut Guarded, work: u32) {
+    for _ in 0..work {
+        // black_box: keep the compiler from folding iterations together.
+        data.value = core::hint::black_box((data.value + 1.0) * 0.75);
+    }
+    data.count += 1;
+}
+
+/// `iterations` times: lock peer `kind`'s lock at `addr`, run the critical
+/// section on the 16 bytes at `counter_addr` (a u64 counter, then an f64)
+/// with `work` add-and-multiply steps, unlock: the seed's benchmark loop,
+/// with every lock behind the same call. Returns `iterations`.
 #[wasm_bindgen]
-pub fn peer_count_loop(kind: u32, addr: u32, counter_addr: u32, iterations: u32) -> u32 {
-    fn run<L: RawLock>(addr: u32, counter: *mut u64, n: u32) {
+pub fn peer_count_loop(kind: u32, addr: u32, counter_addr: u32, iterations: u32, work: u32) -> u32 {
+    fn run<L: RawLock>(addr: u32, data: *mut Guarded, n: u32, work: u32) {
         // SAFETY: `addr` came from `peer_new` for this kind, so it is an L.
         let lock = unsafe { &*(addr as *const L) };
         for _ in 0..n {
             lock.lock();
-            // SAFETY: the counter is only touched under this lock.
+            // SAFETY: the guarded data is only touched under this lock.
             unsafe {
-                *counter += 1;
+                critical_section(&mut *data, work);
                 lock.unlock();
             }
         }
     }
-    let counter = counter_addr as *mut u64;
+    let data = counter_addr as *mut Guarded;
     match kind {
-        0 => run::<Lock>(addr, counter, iterations),
-        1 => run::<WordLock>(addr, counter, iterations),
+        0 => run::<Lock>(addr, data, iterations, work),
+        1 => run::<WordLock>(addr, data, iterations, work),
         2 => {
             // SAFETY: `peer_new(2)` wrote a Mutex at `addr`.
             let mutex = unsafe { &*(addr as *const std::sync::Mutex<()>) };
             for _ in 0..iterations {
                 let _guard = mutex.lock().unwrap_or_else(|e| e.into_inner());
-                // SAFETY: the counter is only touched under this mutex.
-                unsafe { *counter += 1 };
+                // SAFETY: the guarded data is only touched under this mutex.
+                critical_section(unsafe { &mut *data }, work);
             }
         }
-        3 => run::<YieldSpinLock>(addr, counter, iterations),
-        4 => run::<PauseSpinLock>(addr, counter, iterations),
-        5 => run::<ThunderLock>(addr, counter, iterations),
-        6 => run::<CascadeLock>(addr, counter, iterations),
-        7 => run::<HandoffLock>(addr, counter, iterations),
-        8 => run::<BargingLock<40>>(addr, counter, iterations),
+        3 => run::<YieldSpinLock>(addr, data, iterations, work),
+        4 => run::<PauseSpinLock>(addr, data, iterations, work),
+        5 => run::<ThunderLock>(addr, data, iterations, work),
+        6 => run::<CascadeLock>(addr, data, iterations, work),
+        7 => run::<HandoffLock>(addr, data, iterations, work),
+        8 => run::<BargingLock<40>>(addr, data, iterations, work),
         _ => panic!("peer_count_loop: no peer {kind}; peer_names() lists them"),
     }
     iterations
