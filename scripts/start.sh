@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The main job. Until the browser demo exists: a native contention demo that
-# races parklot's Lock and WordLock against std, parking_lot and pthread
-# mutexes and prints each lock's throughput and per-thread spread.
-# Arguments go to the demo (try --help).
+# The main job: builds the wasm module, the npm package and the demo pages,
+# then serves the demo on 127.0.0.1 (cross-origin isolated) and prints its
+# URL. Arguments go to the server (try --help; --port N picks the port).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh run
-exec cargo run --quiet --release -p parklot-bench --bin contend -- "$@"
+bash scripts/build-wasm.sh
+say() { printf '[start] %s\n' "$*"; }
+say "building the package and the demo pages"
+node node_modules/typescript/bin/tsc -p js/tsconfig.json
+node node_modules/vite/bin/vite.js build --config demo/vite.config.ts --logLevel error
+exec node demo/serve.mjs "$@"

@@ -11,7 +11,10 @@
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
 #   8. the npm package: TypeScript build, Vitest suite with real worker_threads
 #      (including npm pack and a fresh install)
-#   9. a smoke run of the main command's contention demo
+#   9. the demo pages in Chromium (Playwright): the main command's server,
+#      the lock arena, the wait/notify lab, pages that cannot share memory
+#  10. the benchmark smoke (npm run bench -- --quick): every suite runs
+#      briefly and checks its counters and outputs, never its timings
 #
 # Ends with one line, "parklot: N passed, M failed", counting every test
 # that ran; exits non-zero if any step failed.
@@ -72,14 +75,18 @@ step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js npm run --silent test:js
 
-step "main command smoke (contention demo, correctness only)"
-cargo run --quiet --release -p parklot-bench --bin contend -- --threads 1,4 --ms 50 --rounds 1
+step "demo pages in Chromium (Playwright)"
+run browser npm run --silent test:browser
+
+step "benchmark smoke (correctness and outputs, never timings)"
+run bench bash scripts/bench.sh --quick
 
 step "summary"
 # cargo and libtest print "test result: ok. N passed; M failed; ..."; the C
-# test and the wasm smoke test print "<name>: N passed, M failed".
+# test, the wasm smoke test, the Vitest suites and the benchmark smoke print
+# "<name>: N passed, M failed".
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke|js): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js|browser|bench): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

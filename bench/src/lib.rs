@@ -1,22 +1,26 @@
-//! parklot's native benchmarks: the pieces shared by the `contend` demo and,
-//! later, the full suite described in `BENCHMARKS.md`.
+//! parklot's native benchmark suite: seed 000's ("Locking in WebKit")
+//! experiments, with parklot's locks and condition next to std's,
+//! parking_lot's, glibc's and the seed's toy locks, in one run.
 //!
-//! - [`locks`]: the [`RawLock`] trait and its implementations for every peer
-//!   (parklot `Lock` and `WordLock`, `std::sync::Mutex`, `parking_lot::Mutex`,
-//!   glibc `pthread_mutex_t`), plus the list of peers, [`PEERS`].
-//! - [`runner`]: one generic round — N threads, one lock, a fixed duration —
-//!   and its result, [`Round`], with the lost-update check.
-//! - [`results`]: a whole run (settings, floor, every round) and its
-//!   per-lock, per-thread-count [`Summary`].
-//! - [`report`]: the aligned text table and the JSON file.
-//! - [`floor`]: the physical limit, one uncontended CAS plus store.
+//! - [`locks`]: the peers behind parklot's one benchmark trait,
+//!   [`parklot::toy_locks::RawLock`], and the lists of them.
+//! - [`runner`]: one contended round with its lost-update check;
+//!   [`condition`]: one producer/consumer round with its exactly-once check;
+//!   [`floor`]: the uncontended and ping-pong floors.
+//! - [`suite`]: the experiments, rounds interleaved, checks enforced.
+//! - [`stats`] and [`summary`]: medians and ranges, the goals; [`report`]
+//!   and [`json`]: `native.md` and `native.json` (with chart specs);
+//!   [`machine`]: CPU, cores, compiler, date.
+//!
+//! Run it with `cargo run --release -p parklot-bench --bin suite -- [--quick] [--out DIR]`.
 
+pub mod condition;
 pub mod floor;
+pub mod json;
 pub mod locks;
+pub mod machine;
 pub mod report;
-pub mod results;
 pub mod runner;
-
-pub use locks::{Peer, RawLock, PEERS};
-pub use results::{Results, Settings, Summary};
-pub use runner::{run_round, CounterMismatch, Round, RoundConfig};
+pub mod stats;
+pub mod suite;
+pub mod summary;

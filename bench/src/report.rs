@@ -1,266 +1,258 @@
-//! Presenting a run: the header and aligned table printed to stdout, and the
-//! JSON file (hand-written, to keep dependencies few).
+//! `native.md` (a header, the goals, one table per experiment) and the short
+//! summary the binary prints.
 
-use crate::results::{Results, Summary};
+use crate::locks::BASELINE;
+use crate::stats::{Cell, Spread, Sweep};
+use crate::suite::Run;
+use crate::summary::{short, si, Summary};
 use std::fmt::Write as _;
 
-/// The lines above the table: what ran, on what, with which settings, and the
-/// floor.
-pub fn header(results: &Results, title: &str) -> String {
-    let s = &results.settings;
-    let threads: Vec<String> = s.threads.iter().map(usize::to_string).collect();
+/// The whole markdown report.
+pub fn markdown(run: &Run, summary: &Summary) -> String {
+    let p = &run.params;
+    let m = &run.machine;
     let mut out = String::new();
-    let _ = writeln!(out, "{title}");
+    let w = &mut out;
     let _ = writeln!(
-        out,
-        "machine:  {} cores (available_parallelism), {}-{}",
-        results.cores,
-        std::env::consts::OS,
-        std::env::consts::ARCH
+        w,
+        "# parklot native suite{}\n",
+        if p.quick { " (quick)" } else { "" }
+    );
+    let _ = writeln!(w, "- date: {}", run.date);
+    let _ = writeln!(
+        w,
+        "- machine: {}, {} cores, {}-{}{}",
+        m.cpu,
+        m.cores,
+        m.os,
+        m.arch,
+        m.rustc.as_ref().map_or(String::new(), |v| format!(", {v}"))
     );
     let _ = writeln!(
-        out,
-        "settings: threads {} | {} ms per round | {} rounds, interleaved across locks | \
-         critical section {} add+multiply + counter | parklot spin limit {}",
-        threads.join(","),
-        s.duration.as_millis(),
-        s.rounds,
-        s.work,
-        s.spin_limit
+        w,
+        "- rounds: {} per lock and point, {} ms each, interleaved across peers (A B C, A B C, ...); \
+         every lock round checks its guarded counter, every queue round delivery exactly once",
+        p.rounds,
+        p.round_time.as_millis()
     );
     let _ = writeln!(
-        out,
-        "floor:    uncontended AtomicU8 compare_exchange + store: {:.2} ns",
-        results.floor_ns
+        w,
+        "- cells: median over rounds, `x` its ratio to {BASELINE} (or to the first row) at the same point, \
+         (min-max) the range over rounds; rates per second"
     );
+    let _ = writeln!(
+        w,
+        "- floor: uncontended CAS + store {} ns; two-thread cache-line round trip {} ns",
+        ns(summary.cas_store_ns),
+        ns(summary.ping_pong_ns)
+    );
+
+    let _ = writeln!(w, "\n## Goals\n");
+    let _ = writeln!(w, "| goal | verdict | measured |\n|---|---|---|");
+    for g in summary.goals() {
+        let _ = writeln!(w, "| {} | {} | {} |", g.goal, g.verdict(), g.detail);
+    }
+
+    let _ = writeln!(w, "\n## (f) Floor: uncontended lock + unlock, one thread\n");
+    let _ = writeln!(
+        w,
+        "| lock | ns | x {} | x CAS + store |\n|---|---|---|---|",
+        short(BASELINE)
+    );
+    let base = summary.uncontended(BASELINE);
+    for (name, s) in &summary.uncontended_ns {
+        let _ = writeln!(
+            w,
+            "| {name} | {} | {} | {:.2} |",
+            ns(*s),
+            base.map_or("-".to_string(), |b| format!("{:.2}", s.median / b)),
+            s.median / summary.cas_store_ns.median
+        );
+    }
+
+    let _ = writeln!(
+        w,
+        "\n## (a) Microcontention: acquisitions/s, critical section of 1 add+multiply\n"
+    );
+    sweep_tables(w, &summary.microcontention, "threads");
+
+    let _ = writeln!(
+        w,
+        "\n## (b) Spin limit: BargingLock<N> (Lock's algorithm) at {} threads, acquisitions/s\n",
+        p.sweep_threads
+    );
+    sweep_tables(w, &summary.spin_limit, "spin limit");
+
+    let _ = writeln!(
+        w,
+        "\n## (c) Critical-section length at {} threads: acquisitions/s\n",
+        p.sweep_threads
+    );
+    sweep_tables(w, &summary.critical_section, "iterations");
+
+    let _ = writeln!(
+        w,
+        "\n## (d) Fairness: {} threads start while the lock is held, then run {} ms\n",
+        p.fairness_threads,
+        p.fairness_time.as_millis()
+    );
+    let _ = writeln!(
+        w,
+        "| lock | acq/s, all threads | least lucky / luckiest | worst round | \
+         acquisitions per thread, luckiest first (median) |\n|---|---|---|---|---|"
+    );
+    let base = summary.fairness.first().map(|f| f.rate.median);
+    for f in &summary.fairness {
+        let ranked: Vec<String> = f.ranked.iter().map(|s| si(s.median)).collect();
+        let _ = writeln!(
+            w,
+            "| {} | {} | {:.2} | {:.2} | {} |",
+            f.lock,
+            rate(f.rate, base.map(|b| f.rate.median / b)),
+            f.balance,
+            f.worst_balance,
+            ranked.join(" ")
+        );
+    }
+
+    for (notify, sweep) in &summary.condition {
+        let _ = writeln!(
+            w,
+            "\n## (e) Condition, {}: items/s through a queue of {}\n",
+            notify.name(),
+            p.queue_capacity
+        );
+        sweep_tables(w, sweep, "producers = consumers");
+    }
     out
 }
 
-/// The aligned table of summaries, one block per thread count, then a legend.
-pub fn table(summaries: &[Summary], baseline: &str) -> String {
-    let vs = format!("vs {}", baseline.rsplit("::").next().unwrap_or(baseline));
-    let headers = [
-        "threads",
-        "lock",
-        "acq/s median",
-        "min-max",
-        &vs,
-        "thread min/s",
-        "thread max/s",
-        "fair",
-        "worst",
-    ];
-    // Which columns are text (left-aligned); the rest are numbers.
-    let left = [false, true, false, false, false, false, false, false, false];
-
-    let mut rows: Vec<Option<Vec<String>>> = Vec::new();
-    for (i, s) in summaries.iter().enumerate() {
-        if i > 0 && summaries[i - 1].threads != s.threads {
-            rows.push(None); // a blank line between thread counts
-        }
-        rows.push(Some(vec![
-            s.threads.to_string(),
-            s.lock.to_string(),
-            si(s.median),
-            format!("{}-{}", si(s.min), si(s.max)),
-            s.vs_baseline
-                .map_or("-".to_string(), |r| format!("{r:.2}x")),
-            si(s.thread_min),
-            si(s.thread_max),
-            format!("{:.2}", s.fairness),
-            format!("{:.2}", s.worst_fairness),
-        ]));
-    }
-
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for row in rows.iter().flatten() {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let line = |cells: &[String]| -> String {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .zip(left)
-            .map(|((c, &w), l)| {
-                if l {
-                    format!("{c:<w$}")
+/// A sweep as a table (series by row, points by column) and, for locks, a
+/// second table of the least lucky and luckiest thread's rates.
+fn sweep_tables(w: &mut String, sweep: &Sweep, x_label: &str) {
+    let header = |w: &mut String, first: &str| {
+        let xs: Vec<String> = sweep.xs.iter().map(|x| format!("{x_label} {x}")).collect();
+        let _ = writeln!(w, "| {first} | {} |", xs.join(" | "));
+        let _ = writeln!(w, "|---|{}", "---|".repeat(sweep.xs.len()));
+    };
+    let compare = sweep.series.len() > 1;
+    header(w, "");
+    for (s, series) in sweep.series.iter().enumerate() {
+        let cells: Vec<String> = (0..sweep.xs.len())
+            .map(|i| {
+                let ratio = if compare && s > 0 {
+                    sweep.ratio(s, i)
                 } else {
-                    format!("{c:>w$}")
-                }
+                    None
+                };
+                series.cells[i].map_or("-".to_string(), |c| rate(c.rate, ratio))
             })
             .collect();
-        padded.join("  ").trim_end().to_string()
-    };
-
-    let mut out = String::new();
-    let header_cells: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    let header_line = line(&header_cells);
-    let _ = writeln!(out, "{header_line}");
-    let _ = writeln!(out, "{}", "-".repeat(header_line.len()));
-    for row in &rows {
-        match row {
-            Some(cells) => {
-                let _ = writeln!(out, "{}", line(cells));
-            }
-            None => out.push('\n'),
-        }
+        let _ = writeln!(w, "| {} | {} |", series.name, cells.join(" | "));
     }
-    let _ = writeln!(
-        out,
-        "\nacq/s: lock acquisitions per second, all threads together; median and min-max over rounds.\n\
-         {vs}: median over {baseline}'s median at the same thread count.\n\
-         thread min/max: the slowest and fastest single thread's acquisitions per second (median over rounds).\n\
-         fair: slowest / fastest thread (median over rounds; 1 = fair, 0 = starved); worst: its lowest round."
-    );
-    out
-}
-
-/// `x` with three significant digits and an SI suffix: 48.1M, 912k, 37.
-pub fn si(x: f64) -> String {
-    let (scaled, suffix) = match x.abs() {
-        a if a >= 1e9 => (x / 1e9, "G"),
-        a if a >= 1e6 => (x / 1e6, "M"),
-        a if a >= 1e3 => (x / 1e3, "k"),
-        _ => return format!("{x:.0}"),
-    };
-    let decimals = if scaled.abs() >= 100.0 {
-        0
-    } else if scaled.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{scaled:.decimals$}{suffix}")
-}
-
-/// The whole run as JSON: machine, date, parameters, floor, every round and
-/// the summaries.
-pub fn json(results: &Results, summaries: &[Summary], baseline: &str) -> String {
-    let s = &results.settings;
-    let mut out = String::new();
-    out.push_str("{\n");
-    let _ = writeln!(out, "  \"benchmark\": \"contend\",");
-    let _ = writeln!(
-        out,
-        "  \"machine\": {{\"cores\": {}, \"os\": {}, \"arch\": {}}},",
-        results.cores,
-        string(std::env::consts::OS),
-        string(std::env::consts::ARCH)
-    );
-    let _ = writeln!(out, "  \"unix_time\": {},", results.unix_time);
-    let threads: Vec<String> = s.threads.iter().map(usize::to_string).collect();
-    let _ = writeln!(
-        out,
-        "  \"parameters\": {{\"threads\": [{}], \"ms\": {}, \"rounds\": {}, \"work\": {}, \"spin_limit\": {}, \"baseline\": {}}},",
-        threads.join(", "),
-        s.duration.as_millis(),
-        s.rounds,
-        s.work,
-        s.spin_limit,
-        string(baseline)
-    );
-    let _ = writeln!(
-        out,
-        "  \"floor\": {{\"cas_store_ns\": {}}},",
-        number(results.floor_ns)
-    );
-
-    out.push_str("  \"rounds\": [\n");
-    let rounds: Vec<String> = results
-        .rounds
+    if !sweep
+        .series
         .iter()
-        .map(|r| {
-            let per_thread: Vec<String> = r.per_thread.iter().map(u64::to_string).collect();
-            format!(
-                "    {{\"lock\": {}, \"threads\": {}, \"round\": {}, \"elapsed_ns\": {}, \"acquisitions\": {}, \
-                 \"counter\": {}, \"acq_per_sec\": {}, \"fairness\": {}, \"per_thread\": [{}]}}",
-                string(r.lock),
-                r.threads,
-                r.round,
-                r.elapsed.as_nanos(),
-                r.total(),
-                r.counter,
-                number(r.rate()),
-                number(r.fairness()),
-                per_thread.join(", ")
-            )
-        })
-        .collect();
-    out.push_str(&rounds.join(",\n"));
-    out.push_str("\n  ],\n");
-
-    out.push_str("  \"summary\": [\n");
-    let rows: Vec<String> = summaries
-        .iter()
-        .map(|m| {
-            format!(
-                "    {{\"lock\": {}, \"threads\": {}, \"rounds\": {}, \"median\": {}, \"min\": {}, \"max\": {}, \
-                 \"vs_baseline\": {}, \"thread_min\": {}, \"thread_max\": {}, \"fairness\": {}, \"worst_fairness\": {}}}",
-                string(m.lock),
-                m.threads,
-                m.rounds,
-                number(m.median),
-                number(m.min),
-                number(m.max),
-                m.vs_baseline.map_or("null".to_string(), number),
-                number(m.thread_min),
-                number(m.thread_max),
-                number(m.fairness),
-                number(m.worst_fairness)
-            )
-        })
-        .collect();
-    out.push_str(&rows.join(",\n"));
-    out.push_str("\n  ]\n}\n");
-    out
+        .any(|s| s.cells.iter().flatten().any(|c| c.threads.is_some()))
+    {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "\nLeast lucky / luckiest thread, acquisitions/s (median over rounds):\n"
+    );
+    header(w, "");
+    for series in &sweep.series {
+        let cells: Vec<String> = series
+            .cells
+            .iter()
+            .map(|c| match c {
+                Some(Cell {
+                    threads: Some((min, max)),
+                    ..
+                }) => format!("{} / {}", si(*min), si(*max)),
+                _ => "-".to_string(),
+            })
+            .collect();
+        let _ = writeln!(w, "| {} | {} |", series.name, cells.join(" | "));
+    }
 }
 
-/// A JSON string literal.
-fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// A rate cell: `12.3M x0.85 (11.9M-12.8M)`.
+fn rate(s: Spread, ratio: Option<f64>) -> String {
+    let ratio = ratio.map_or(String::new(), |r| format!(" x{r:.2}"));
+    format!("{}{ratio} ({}-{})", si(s.median), si(s.min), si(s.max))
 }
 
-/// A JSON number (`null` for NaN and infinities, which JSON lacks).
-fn number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        "null".to_string()
+/// A time cell in nanoseconds: `4.12 (4.05-4.30)`.
+fn ns(s: Spread) -> String {
+    format!("{:.2} ({:.2}-{:.2})", s.median, s.min, s.max)
+}
+
+/// The few lines the binary prints to stdout.
+pub fn brief(run: &Run, summary: &Summary, seconds: f64) -> String {
+    let p = &run.params;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "parklot native suite{}: {} locks, {} rounds per point, {seconds:.0} s on {} ({} cores)",
+        if p.quick { " (quick)" } else { "" },
+        p.locks.len(),
+        p.rounds,
+        run.machine.cpu,
+        run.machine.cores
+    );
+    let _ = writeln!(
+        out,
+        "floor: CAS+store {:.2} ns, cache-line round trip {:.0} ns; every counter and delivery check passed",
+        summary.cas_store_ns.median, summary.ping_pong_ns.median
+    );
+    for g in summary.goals() {
+        let _ = writeln!(out, "[{}] {}: {}", g.verdict(), g.goal, g.detail);
     }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::{run, tests::tiny};
 
     #[test]
-    fn si_suffixes() {
-        assert_eq!(si(48_123_456.0), "48.1M");
-        assert_eq!(si(912_300.0), "912k");
-        assert_eq!(si(1_234.0), "1.23k");
-        assert_eq!(si(37.2), "37");
-        assert_eq!(si(2.5e9), "2.50G");
+    fn the_report_has_a_table_per_experiment() {
+        let run = run(&tiny(), &mut |_| {}).unwrap();
+        let summary = Summary::of(&run);
+        let md = markdown(&run, &summary);
+        for heading in [
+            "## Goals",
+            "## (f) Floor",
+            "## (a) Microcontention",
+            "## (b) Spin limit",
+            "## (c) Critical-section length",
+            "## (d) Fairness",
+            "## (e) Condition, notify_one",
+            "## (e) Condition, notify_all",
+        ] {
+            assert!(md.contains(heading), "no {heading} in\n{md}");
+        }
+        assert!(md.contains("| threads 1 | threads 3 |"), "{md}");
+        assert!(md.contains("| std::sync::Mutex | "), "{md}");
+        assert!(md.contains("Least lucky / luckiest thread"), "{md}");
+        let brief = brief(&run, &summary, 1.0);
+        assert!(
+            brief.contains("every counter and delivery check passed"),
+            "{brief}"
+        );
     }
 
     #[test]
-    fn json_strings_and_numbers() {
-        assert_eq!(string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
-        assert_eq!(number(1.5), "1.5");
-        assert_eq!(number(f64::NAN), "null");
+    fn rate_cells() {
+        let s = Spread {
+            median: 12_300_000.0,
+            min: 11_900_000.0,
+            max: 12_800_000.0,
+        };
+        assert_eq!(rate(s, Some(0.854)), "12.3M x0.85 (11.9M-12.8M)");
+        assert_eq!(rate(s, None), "12.3M (11.9M-12.8M)");
     }
 }

@@ -1,16 +1,16 @@
-//! One round of microcontention (seed 000's experiment 1): N threads start
-//! together at a barrier, each repeatedly locks, runs a tiny critical
-//! section, and unlocks, until the main thread raises a stop flag.
+//! One contended round, the unit of experiments (a)–(d): N threads share one
+//! lock and, until the main thread raises a stop flag, lock it, run seed 000's
+//! critical section, and unlock it.
 //!
-//! The critical section updates a shared `f64` (an add and a multiply per
-//! iteration) and a plain, non-atomic `u64` counter. After the round the
-//! counter must equal the sum of every thread's acquisitions: any lost
+//! Like the seed's `LockSpeedTest`, the lock and the data it guards sit on
+//! cache lines of their own, the same for every lock (a boxed pthread mutex
+//! pays no extra miss that an inline byte lock would not). After the round the
+//! guarded counter must equal the sum of every thread's acquisitions: any lost
 //! update means the lock let two threads in at once.
 
-use crate::locks::RawLock;
-use std::cell::UnsafeCell;
+use parklot::toy_locks::RawLock;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -20,12 +20,24 @@ use std::time::{Duration, Instant};
 pub struct RoundConfig {
     /// Threads contending for the lock.
     pub threads: usize,
-    /// How long they run.
+    /// How long they run, from the start (or the release) to the stop flag.
     pub duration: Duration,
     /// Iterations of the add-and-multiply per critical section (seed 000: 1).
     pub work: u32,
-    /// Which round of the run this is (0-based), carried into [`Round`].
+    /// How the threads start.
+    pub start: Start,
+    /// Which round of its point this is (0-based), carried into [`Round`].
     pub round: usize,
+}
+
+/// How a round's threads start.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// All at once, from a barrier (experiments a–c).
+    Together,
+    /// Seed 000's fairness protocol (d): the main thread holds the lock while
+    /// they start, waits this long so that they pile up on it, then releases.
+    WhileHeld(Duration),
 }
 
 /// What one round measured.
@@ -35,25 +47,27 @@ pub struct Round {
     pub lock: &'static str,
     /// Threads that contended.
     pub threads: usize,
-    /// Which round of the run this was (0-based).
+    /// Add-and-multiply iterations per critical section.
+    pub work: u32,
+    /// Which round of its point this was (0-based).
     pub round: usize,
-    /// From the barrier's release to the stop flag.
+    /// From the start (or release) to the stop flag.
     pub elapsed: Duration,
-    /// Acquisitions made by each thread.
+    /// Acquisitions made by each thread, in spawn order.
     pub per_thread: Vec<u64>,
-    /// The protected counter's final value; equals [`Round::total`] if the
-    /// lock excluded.
+    /// The guarded counter's final value; equals [`Round::total`] if the lock
+    /// excluded.
     pub counter: u64,
 }
 
 /// The lost-update check failed: the lock let threads in together.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CounterMismatch {
     /// The lock's name.
     pub lock: &'static str,
     /// Threads in the round.
     pub threads: usize,
-    /// The protected counter.
+    /// The guarded counter.
     pub counter: u64,
     /// The sum of the threads' acquisitions.
     pub acquisitions: u64,
@@ -63,7 +77,7 @@ impl std::fmt::Display for CounterMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} is broken: with {} threads the counter guarded by the lock is {} but there were {} acquisitions \
+            "{} is broken: with {} threads the counter it guards reads {} after {} acquisitions \
              ({} updates lost: two threads were inside the lock at once)",
             self.lock,
             self.threads,
@@ -84,28 +98,17 @@ impl Round {
 
     /// Acquisitions per second, all threads together.
     pub fn rate(&self) -> f64 {
-        self.per_second(self.total())
+        self.total() as f64 / self.elapsed.as_secs_f64()
     }
 
-    /// The slowest thread's acquisitions per second.
-    pub fn thread_min_rate(&self) -> f64 {
-        self.per_second(self.per_thread.iter().copied().min().unwrap_or(0))
+    /// The least lucky thread's acquisitions.
+    pub fn thread_min(&self) -> u64 {
+        self.per_thread.iter().copied().min().unwrap_or(0)
     }
 
-    /// The fastest thread's acquisitions per second.
-    pub fn thread_max_rate(&self) -> f64 {
-        self.per_second(self.per_thread.iter().copied().max().unwrap_or(0))
-    }
-
-    /// Slowest over fastest thread: 1 is perfectly fair, 0 is starvation.
-    pub fn fairness(&self) -> f64 {
-        let max = self.per_thread.iter().copied().max().unwrap_or(0);
-        let min = self.per_thread.iter().copied().min().unwrap_or(0);
-        if max == 0 {
-            0.0
-        } else {
-            min as f64 / max as f64
-        }
+    /// The luckiest thread's acquisitions.
+    pub fn thread_max(&self) -> u64 {
+        self.per_thread.iter().copied().max().unwrap_or(0)
     }
 
     /// The lost-update check: the counter equals the acquisitions.
@@ -121,73 +124,68 @@ impl Round {
             })
         }
     }
-
-    fn per_second(&self, count: u64) -> f64 {
-        count as f64 / self.elapsed.as_secs_f64()
-    }
 }
 
-/// The data the lock guards.
-struct Protected {
-    value: f64,
-    count: u64,
-}
-
-/// A lock and its data, on cache lines of their own.
+/// A value alone on its cache line(s): 128 bytes covers the adjacent-line
+/// prefetcher of x86 and the 128-byte lines of some ARM64 cores.
 #[repr(align(128))]
-struct Contended<L> {
-    lock: L,
-    data: UnsafeCell<Protected>,
+pub(crate) struct Line<T>(pub(crate) T);
+
+/// The data a lock guards. Atomics used as plain memory (a Relaxed load, then
+/// a Relaxed store, never an atomic read-modify-write): on x86-64 and ARM64
+/// these are ordinary moves, and a broken lock loses updates, which the check
+/// reports, instead of being undefined behaviour.
+#[derive(Default)]
+struct Guarded {
+    /// Seed 000's double, as bits.
+    value: AtomicU64,
+    /// Acquisitions, counted inside the lock.
+    count: AtomicU64,
 }
-
-// SAFETY: `data` is only touched while holding `lock` (or after every thread
-// has been joined).
-unsafe impl<L: RawLock> Sync for Contended<L> {}
-
-/// The stop flag, kept off the lock's cache line.
-#[repr(align(128))]
-struct StopFlag(AtomicBool);
 
 /// Seed 000's critical section: `work` iterations of a double add and
-/// multiply, then the lost-update counter.
+/// multiply, and one increment of the lost-update counter around them (read
+/// first, written last, so that two threads inside at once overwrite each
+/// other's increments for as long as the work lasts).
 #[inline(always)]
-fn critical_section(data: &mut Protected, work: u32) {
+fn critical_section(data: &Guarded, work: u32) {
+    let count = data.count.load(Ordering::Relaxed);
+    let mut value = f64::from_bits(data.value.load(Ordering::Relaxed));
     for _ in 0..work {
         // black_box: keep the compiler from folding iterations together.
-        data.value = black_box((data.value + 1.0) * 0.75);
+        value = black_box((value + 1.0) * 0.75);
     }
-    data.count += 1;
+    data.value.store(value.to_bits(), Ordering::Relaxed);
+    data.count.store(count + 1, Ordering::Relaxed);
 }
 
-/// Runs one round on a fresh `L`: `config.threads` threads lock, work and
-/// unlock for `config.duration`. Does not check the counter: see
-/// [`Round::check`].
+/// Runs one round on a fresh `L` and returns what it measured. Does not check
+/// the counter: see [`Round::check`].
 pub fn run_round<L: RawLock>(config: &RoundConfig) -> Round {
     assert!(config.threads > 0, "a round needs at least one thread");
-    let shared = Contended {
-        lock: L::new(),
-        data: UnsafeCell::new(Protected {
-            value: 0.0,
-            count: 0,
-        }),
-    };
-    let stop = StopFlag(AtomicBool::new(false));
+    let lock = Line(L::new());
+    let data = Line(Guarded::default());
+    // The stop flag: false while the round runs; the main thread stores true
+    // once, and workers poll it (Relaxed: it publishes nothing) between
+    // acquisitions. Its own line, so polling never disturbs the lock's.
+    let stop = Line(AtomicBool::new(false));
     let start_line = Barrier::new(config.threads + 1);
 
     let (elapsed, per_thread) = thread::scope(|scope| {
-        // Capture the whole `Contended` (which is Sync), not its fields.
-        let shared = &shared;
+        let (lock, data, stop, start_line) = (&lock.0, &data.0, &stop.0, &start_line);
+        if let Start::WhileHeld(_) = config.start {
+            lock.lock();
+        }
         let workers: Vec<_> = (0..config.threads)
             .map(|_| {
-                scope.spawn(|| {
+                scope.spawn(move || {
                     let mut acquisitions = 0u64;
                     start_line.wait();
-                    while !stop.0.load(Ordering::Relaxed) {
-                        let guard = shared.lock.lock();
-                        // SAFETY: we hold the lock.
-                        critical_section(unsafe { &mut *shared.data.get() }, config.work);
-                        // SAFETY: `guard` is this thread's, from this lock.
-                        unsafe { shared.lock.unlock(guard) };
+                    while !stop.load(Ordering::Relaxed) {
+                        lock.lock();
+                        critical_section(data, config.work);
+                        // SAFETY: this thread locked it just above.
+                        unsafe { lock.unlock() };
                         acquisitions += 1;
                     }
                     acquisitions
@@ -196,63 +194,102 @@ pub fn run_round<L: RawLock>(config: &RoundConfig) -> Round {
             .collect();
 
         start_line.wait();
+        if let Start::WhileHeld(settle) = config.start {
+            thread::sleep(settle);
+        }
         let start = Instant::now();
+        if let Start::WhileHeld(_) = config.start {
+            // SAFETY: the main thread locked it before spawning the workers.
+            unsafe { lock.unlock() };
+        }
         thread::sleep(config.duration);
-        stop.0.store(true, Ordering::Relaxed);
+        stop.store(true, Ordering::Relaxed);
         let elapsed = start.elapsed();
-        let per_thread = workers
+        let per_thread: Vec<u64> = workers
             .into_iter()
-            .map(|w| w.join().expect("benchmark thread panicked"))
+            .map(|w| w.join().expect("a benchmark thread panicked"))
             .collect();
         (elapsed, per_thread)
     });
 
-    let data = shared.data.into_inner();
-    black_box(data.value);
+    black_box(data.0.value.load(Ordering::Relaxed));
     Round {
         lock: L::NAME,
         threads: config.threads,
+        work: config.work,
         round: config.round,
         elapsed,
         per_thread,
-        counter: data.count,
+        counter: data.0.count.load(Ordering::Relaxed),
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::locks::PEERS;
+    use crate::locks::LOCKS;
+
+    /// A "lock" that excludes nobody: the counter check must catch it.
+    pub(crate) struct BrokenLock;
+
+    // SAFETY: NOT sound, on purpose: this lock excludes nobody. It exists only
+    // to prove the lost-update check fires, and the data the runner guards
+    // with it are atomics, so the races it lets through are not UB.
+    unsafe impl RawLock for BrokenLock {
+        const NAME: &'static str = "BrokenLock";
+
+        fn new() -> Self {
+            BrokenLock
+        }
+
+        fn lock(&self) {}
+
+        unsafe fn unlock(&self) {}
+    }
+
+    /// A round of `BrokenLock` that lost updates: with 1000 iterations a
+    /// critical section lasts microseconds, so two threads on two cores
+    /// overlap in nearly every one; a few tries cover a machine busy elsewhere.
+    pub(crate) fn broken_round() -> Round {
+        let config = RoundConfig {
+            threads: 4,
+            duration: Duration::from_millis(20),
+            work: 1000,
+            start: Start::Together,
+            round: 0,
+        };
+        (0..20)
+            .map(|_| run_round::<BrokenLock>(&config))
+            .find(|r| r.check().is_err())
+            .expect("4 threads with no lock never lost an update in 20 tries")
+    }
 
     #[test]
-    fn every_peer_excludes_and_counts() {
-        for peer in PEERS {
-            let config = RoundConfig {
-                threads: 3,
-                duration: Duration::from_millis(20),
-                work: 1,
-                round: 0,
-            };
-            let round = (peer.run)(&config);
-            assert_eq!(round.lock, peer.name);
-            assert_eq!(round.per_thread.len(), 3);
-            assert!(round.total() > 0, "{} made no progress", peer.name);
-            round.check().unwrap();
+    fn every_lock_excludes_and_counts_in_both_start_modes() {
+        for start in [Start::Together, Start::WhileHeld(Duration::from_millis(2))] {
+            for peer in LOCKS {
+                let config = RoundConfig {
+                    threads: 3,
+                    duration: Duration::from_millis(10),
+                    work: 2,
+                    start,
+                    round: 0,
+                };
+                let round = (peer.contend)(&config);
+                assert_eq!(
+                    (round.lock, round.per_thread.len(), round.work),
+                    (peer.name, 3, 2)
+                );
+                assert!(round.total() > 0, "{} made no progress", peer.name);
+                round.check().unwrap();
+            }
         }
     }
 
     #[test]
-    fn lost_updates_are_reported() {
-        let round = Round {
-            lock: "toy",
-            threads: 2,
-            round: 0,
-            elapsed: Duration::from_secs(1),
-            per_thread: vec![5, 5],
-            counter: 9,
-        };
-        let err = round.check().unwrap_err();
-        assert_eq!((err.counter, err.acquisitions), (9, 10));
-        assert!(err.to_string().contains("toy is broken"), "{err}");
+    fn a_broken_lock_fails_the_counter_check() {
+        let err = broken_round().check().unwrap_err();
+        assert!(err.counter < err.acquisitions);
+        assert!(err.to_string().contains("BrokenLock is broken"), "{err}");
     }
 }

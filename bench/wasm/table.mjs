@@ -1,11 +1,21 @@
-// Small helpers for bench/wasm/run.mjs: medians and aligned markdown tables.
+// Small helpers for the JS benchmarks and their reports: quantiles, number
+// formats and aligned markdown tables.
+
+/** The `q`-quantile of `values`, 0 ≤ q ≤ 1, interpolating between neighbours. */
+export function quantile(values, q) {
+  if (values.length === 0) throw new Error('quantile of nothing');
+  const v = Float64Array.from(values).sort();
+  const at = (v.length - 1) * q;
+  const lo = Math.floor(at);
+  return lo + 1 < v.length ? v[lo] + (v[lo + 1] - v[lo]) * (at - lo) : v[lo];
+}
 
 /** The median of `values` (the mean of the middle two for an even count). */
-export function median(values) {
-  if (values.length === 0) throw new Error('median of nothing');
-  const v = [...values].sort((a, b) => a - b);
-  const mid = v.length >> 1;
-  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+export const median = (values) => quantile(values, 0.5);
+
+/** {median, min, max} of `values`: how every summary in the reports is made. */
+export function spread(values) {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
 
 /** `x` with three significant digits and an SI suffix: 48.1M, 912k, 37 (as bench/src/report.rs). */

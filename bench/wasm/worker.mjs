@@ -1,101 +1,163 @@
-// One benchmark worker of bench/wasm/run.mjs. Started once per run; it
-// instantiates the wasm module on the shared memory, then obeys commands:
-//   {type: 'run', how, kind, lockAddr, counterAddr, gen, durationMs, chunk}
-//     arm, wait at the start gate until the main thread moves it past `gen`,
-//     then run lock / increment / unlock for `durationMs` and answer
-//     {type: 'done', count, start, end} (start/end: ms since the Unix epoch).
+// One benchmark worker (pool.mjs starts them). If workerData carries the
+// wasm module and memory it instantiates parklot on that memory; it then
+// obeys commands:
+//   {type: 'run', gen, task, ...}
+//     answer {type: 'armed'}, wait until the gate (CELLS.GATE) moves past
+//     `gen`, run the task and answer {type: 'done', ...its result}.
 //   {type: 'exit'}
 //     free this thread's wasm stack and TLS, and let the worker end.
+// Tasks: 'lock' (contend for a lock for durationMs, counting acquisitions)
+// and 'ping-pong' (wake another worker back and forth, timing round trips).
 import { workerData, parentPort } from 'node:worker_threads';
 import { jsLock, jsUnlock } from './js-mutex.mjs';
+import { CELLS } from './pool.mjs';
 
-const { module, memory, shared, layout, glueUrl } = workerData;
-const glue = await import(glueUrl);
-// initSync returns the raw exports; __wbindgen_thread_destroy is only there.
-const raw = glue.initSync({ module, memory });
-glue.thread_init(true);
-
+const { module, memory, shared, glueUrl, mutex } = workerData;
+let glue = null;
+let raw = null;
+if (module) {
+  glue = await import(glueUrl);
+  // initSync returns the raw exports; __wbindgen_thread_destroy is only there.
+  raw = glue.initSync({ module, memory });
+  glue.thread_init(true);
+}
 const i32 = new Int32Array(shared);
 const f64 = new Float64Array(shared);
-const { MUTEX, MUTEX_COUNTER, GLUE_COUNTER, GATE } = layout;
+const origin = performance.timeOrigin;
 
-// Each loop runs whole chunks and looks at the clock between them, so the
-// clock's cost stays out of the measurement. Separate functions keep each
-// hot loop monomorphic.
-
-/** A peer's own loop inside wasm (peer_count_loop), `chunk` iterations per call. */
-function runPeer(kind, lockAddr, counterAddr, chunk, deadline) {
-  const loop = glue.peer_count_loop;
-  let n = 0;
-  do {
-    n += loop(kind, lockAddr, counterAddr, chunk, 1);
-  } while (performance.now() < deadline);
-  return n;
+/** Seed 000's critical section on the data cell at f64 index `at`, as wasm/src/bench.rs does it. */
+function criticalSection(at, work) {
+  for (let k = 0; k < work; k++) f64[at + 1] = (f64[at + 1] + 1) * 0.75;
+  f64[at]++;
 }
 
-/** The pure-JS Atomics mutex; the counter is a plain Float64Array cell. */
-function runJsMutex(chunk, deadline) {
-  const m = i32;
-  const c = f64;
-  let n = 0;
-  do {
-    for (let k = 0; k < chunk; k++) {
-      jsLock(m, MUTEX);
-      c[MUTEX_COUNTER]++;
-      jsUnlock(m, MUTEX);
+/**
+ * Calls `runChunk(chunk)` until `ms` have passed, then {count, start, end}.
+ * The clock is read between chunks only, so its cost stays out of the
+ * measurement; a chunk doubles while it takes under 0.25 ms and halves past
+ * 2 ms, so a round overshoots its end by a few ms at most even when a lock
+ * collapses to one acquisition per scheduler tick.
+ */
+function timed(ms, runChunk) {
+  let count = 0;
+  let chunk = 16;
+  const start = performance.now();
+  const deadline = start + ms;
+  let now = start;
+  while (now < deadline) {
+    runChunk(chunk);
+    count += chunk;
+    const t = performance.now();
+    if (t - now < 0.25) chunk *= 2;
+    else if (t - now > 2 && chunk > 1) chunk >>= 1;
+    now = t;
+  }
+  return { count, start: origin + start, end: origin + now };
+}
+
+// One closure per lock driver, so that each hot loop stays monomorphic.
+function lockTask({ how, kind, lockAddr, dataAddr, durationMs, work }) {
+  switch (how) {
+    case 'peer': {
+      // The whole loop runs inside wasm: peer_count_loop.
+      const loop = glue.peer_count_loop;
+      return timed(durationMs, (chunk) => loop(kind, lockAddr, dataAddr, chunk, work));
     }
-    n += chunk;
-  } while (performance.now() < deadline);
-  return n;
+    case 'js': {
+      const at = CELLS.JS_DATA / 8;
+      const m = CELLS.MUTEX / 4;
+      return timed(durationMs, (chunk) => {
+        for (let k = 0; k < chunk; k++) {
+          jsLock(i32, m);
+          criticalSection(at, work);
+          jsUnlock(i32, m);
+        }
+      });
+    }
+    case 'glue': {
+      // parklot's Lock from JS: one call into wasm to lock and one to unlock.
+      const { lock, unlock } = glue;
+      const at = CELLS.GLUE_DATA / 8;
+      return timed(durationMs, (chunk) => {
+        for (let k = 0; k < chunk; k++) {
+          lock(lockAddr);
+          criticalSection(at, work);
+          unlock(lockAddr);
+        }
+      });
+    }
+    case 'v8-mutex': {
+      const at = CELLS.V8_DATA / 8;
+      const section = () => criticalSection(at, work); // made once: no closure per acquisition
+      return timed(durationMs, (chunk) => {
+        for (let k = 0; k < chunk; k++) Atomics.Mutex.lock(mutex, section);
+      });
+    }
+    default:
+      throw new Error(`worker: unknown lock driver ${how}`);
+  }
 }
 
-/** parklot::Lock driven from JS, one glue call per lock and per unlock. */
-function runGlue(lockAddr, chunk, deadline) {
-  const lock = glue.lock;
-  const unlock = glue.unlock;
-  const c = f64;
-  let n = 0;
-  do {
-    for (let k = 0; k < chunk; k++) {
-      lock(lockAddr);
-      c[GLUE_COUNTER]++;
-      unlock(lockAddr);
+/**
+ * Ping-pong from JS: the word bounces 0 → 1 (pinger) → 0 (ponger), each
+ * side sleeping in `wait(expected)` until it changes. The pinger returns
+ * each round trip's ns.
+ */
+function jsPingPong(word, wait, notify, pinger, roundTrips) {
+  if (!pinger) {
+    for (let k = 0; k < roundTrips; k++) {
+      while (Atomics.load(word, 0) === 0) wait(0);
+      Atomics.store(word, 0, 0);
+      notify();
     }
-    n += chunk;
-  } while (performance.now() < deadline);
-  return n;
+    return [];
+  }
+  const samples = new Float64Array(roundTrips);
+  let t0 = performance.now();
+  for (let k = 0; k < roundTrips; k++) {
+    Atomics.store(word, 0, 1);
+    notify();
+    while (Atomics.load(word, 0) === 1) wait(1);
+    const t1 = performance.now();
+    samples[k] = (t1 - t0) * 1e6;
+    t0 = t1;
+  }
+  return samples;
 }
+
+function pingPongTask({ how, side, wordAddr, pinger, roundTrips, samplesAddr }) {
+  const word = new Int32Array(memory.buffer, wordAddr, 1);
+  let samples;
+  switch (how) {
+    case 'wasm':
+      glue.bench_ping_pong(side, wordAddr, pinger, roundTrips, samplesAddr);
+      samples = pinger ? new Float64Array(memory.buffer, samplesAddr, roundTrips).slice() : [];
+      break;
+    case 'js-parklot':
+      samples = jsPingPong(word, (v) => glue.atomics_wait32(wordAddr, v, Infinity), () => glue.atomics_notify(wordAddr, 1), pinger, roundTrips);
+      break;
+    case 'js-atomics':
+      samples = jsPingPong(word, (v) => Atomics.wait(word, 0, v), () => Atomics.notify(word, 0, 1), pinger, roundTrips);
+      break;
+    default:
+      throw new Error(`worker: unknown ping-pong ${how}`);
+  }
+  return { samples, word: Atomics.load(word, 0) };
+}
+
+const TASKS = { lock: lockTask, 'ping-pong': pingPongTask };
 
 parentPort.on('message', (cmd) => {
   if (cmd.type === 'exit') {
-    raw.__wbindgen_thread_destroy();
+    raw?.__wbindgen_thread_destroy();
     parentPort.close();
     return;
   }
-  if (cmd.type !== 'run') throw new Error(`worker: unknown command ${cmd.type}`);
-
+  const task = TASKS[cmd.task];
+  if (cmd.type !== 'run' || !task) throw new Error(`worker: unknown command ${JSON.stringify(cmd)}`);
   parentPort.postMessage({ type: 'armed' });
-  Atomics.wait(i32, GATE, cmd.gen); // returns at once if the gate already moved
-
-  const t0 = performance.now();
-  const deadline = t0 + cmd.durationMs;
-  let count;
-  switch (cmd.how) {
-    case 'peer':
-      count = runPeer(cmd.kind, cmd.lockAddr, cmd.counterAddr, cmd.chunk, deadline);
-      break;
-    case 'js':
-      count = runJsMutex(cmd.chunk, deadline);
-      break;
-    case 'glue':
-      count = runGlue(cmd.lockAddr, cmd.chunk, deadline);
-      break;
-    default:
-      throw new Error(`worker: unknown lock driver ${cmd.how}`);
-  }
-  const t1 = performance.now();
-  const origin = performance.timeOrigin;
-  parentPort.postMessage({ type: 'done', count, start: origin + t0, end: origin + t1 });
+  Atomics.wait(i32, CELLS.GATE / 4, cmd.gen); // returns at once if the gate already moved
+  parentPort.postMessage({ type: 'done', ...task(cmd) });
 });
 
 parentPort.postMessage({ type: 'ready' });

@@ -35,7 +35,8 @@ const TOKEN_HANDOFF: UnparkToken = 1;
 const TOKEN_RETRY: UnparkToken = 0;
 
 /// Spins before parking, while nobody is parked. 40 is seed 000's measured
-/// optimum (a plateau from about 10 to 60); `bench/` re-measures it here.
+/// optimum (a plateau from about 10 to 60); the native suite's spin-limit
+/// sweep (`bench/`, `BargingLock<0..100>` at 4 threads) re-measures it here.
 pub const DEFAULT_SPIN_LIMIT: u32 = 40;
 
 // A tuning knob read once per slow path, not a synchronisation variable, so
@@ -49,6 +50,7 @@ pub fn set_spin_limit(spins: u32) {
 }
 
 /// The current spin limit (see [`set_spin_limit`]).
+#[inline] // one load, in the branch of `lock` that leads to `lock_slow`
 pub fn spin_limit() -> u32 {
     SPIN_LIMIT.load(Ordering::Relaxed)
 }
@@ -105,12 +107,20 @@ impl Lock {
     /// ([`crate::set_thread_may_block`]).
     #[inline]
     pub fn lock(&self) {
-        if self
-            .state
-            .compare_exchange_weak(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            self.lock_slow(None);
+        if !self.cas(0, LOCKED) {
+            // The process-wide limit is read only here, off the fast path.
+            self.lock_slow(spin_limit(), None);
+        }
+    }
+
+    /// [`lock`](Self::lock) with a spin limit of the caller's choosing instead
+    /// of the process-wide one: how [`crate::toy_locks::BargingLock`] reuses
+    /// this algorithm (seed 000's "configurable WTF::Lock") without a copy.
+    #[cfg(not(loom))]
+    #[inline]
+    pub(crate) fn lock_with_spin_limit(&self, spin_limit: u32) {
+        if !self.cas(0, LOCKED) {
+            self.lock_slow(spin_limit, None);
         }
     }
 
@@ -136,13 +146,13 @@ impl Lock {
 
     /// Acquires the lock, waiting at most `timeout`. Returns whether it did.
     pub fn try_lock_for(&self, timeout: Duration) -> bool {
-        self.try_lock() || self.lock_slow(deadline_after(timeout))
+        self.try_lock() || self.lock_slow(spin_limit(), deadline_after(timeout))
     }
 
     /// Acquires the lock, waiting until `deadline` at the latest. Returns
     /// whether it did.
     pub fn try_lock_until(&self, deadline: Instant) -> bool {
-        self.try_lock() || self.lock_slow(Some(deadline))
+        self.try_lock() || self.lock_slow(spin_limit(), Some(deadline))
     }
 
     /// Releases the lock. If threads are parked, wakes the oldest; it
@@ -264,8 +274,9 @@ impl Lock {
         self as *const Lock as usize
     }
 
-    /// One attempt to move the byte from `current` to `new`. Acquire, so that
-    /// taking the lock this way orders the critical section after the last
+    /// One weak CAS of the byte from `current` to `new`: the whole fast path
+    /// of `lock` (0 → LOCKED), and every attempt of the slow paths. Acquire,
+    /// so that taking the lock orders the critical section after the last
     /// unlock (for setting PARKED, Relaxed would do).
     #[inline]
     fn cas(&self, current: u8, new: u8) -> bool {
@@ -321,9 +332,11 @@ impl Lock {
         }
     }
 
+    /// Spins up to `spin_limit` yields while nobody is parked, then parks
+    /// until the lock is ours or `deadline` passes. Returns whether it is ours.
     #[cold]
-    fn lock_slow(&self, deadline: Option<Instant>) -> bool {
-        self.acquire_loop(spin_limit(), || {
+    fn lock_slow(&self, spin_limit: u32, deadline: Option<Instant>) -> bool {
+        self.acquire_loop(spin_limit, || {
             if !thread_may_block() {
                 refuse_to_block("Lock::lock on a held lock");
             }

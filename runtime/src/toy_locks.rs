@@ -44,25 +44,29 @@
 //!   and its unlock wakes one, which does the same (the cascade). The byte
 //!   forgets 2 only when someone takes the lock by the fast CAS 0 → 1.
 //!
-//! ## [`HandoffLock`] and [`BargingLock`]
+//! ## [`HandoffLock`]
 //!
 //! | bit | name     | meaning                                        |
 //! |-----|----------|------------------------------------------------|
 //! | 0   | `LOCKED` | some thread holds the lock                     |
 //! | 1   | `PARKED` | threads may be parked on this address          |
 //!
-//! Both set `PARKED` by CAS while `LOCKED` is set, then park while the byte
-//! reads `LOCKED | PARKED`. Unlock is CAS `LOCKED` → 0, or, with `PARKED`
-//! set, `unpark_one`, whose callback rewrites the byte under the queue lock.
-//! - Handoff (strict FIFO): `PARKED` implies `LOCKED`, and lock only ever
-//!   CASes from 0, so nobody barges past a parked thread. Unlock keeps
-//!   `LOCKED` set and hands the lock to the oldest parked thread (token
-//!   `TOKEN_HANDOFF`), leaving `PARKED` only if more remain; if the queue was
-//!   empty after all (a locker set `PARKED` but has not queued yet), it
-//!   stores 0 and that locker's park fails and retries.
-//! - Barging: [`Lock`] without its fairness timer. Unlock stores `PARKED` if
-//!   more remain, else 0, and wakes the oldest, which competes with barging
-//!   threads. Spins `SPIN_LIMIT` times, a compile-time parameter.
+//! Strict FIFO. Lock sets `PARKED` by CAS while `LOCKED` is set, then parks
+//! while the byte reads `LOCKED | PARKED`; `PARKED` implies `LOCKED`, and lock
+//! only ever CASes from 0, so nobody barges past a parked thread. Unlock is CAS
+//! `LOCKED` → 0, or, with `PARKED` set, `unpark_one`, whose callback keeps
+//! `LOCKED` set and hands the lock to the oldest parked thread (token
+//! `TOKEN_HANDOFF`), leaving `PARKED` only if more remain; if the queue was
+//! empty after all (a locker set `PARKED` but has not queued yet), it stores 0
+//! and that locker's park fails and retries.
+//!
+//! ## [`BargingLock`]
+//!
+//! Seed 000's "configurable WTF::Lock", and like WebKit's `LockAlgorithm`
+//! written once: it *is* a [`Lock`] (same byte, same states, same code, see
+//! `lock.rs`), locked with a spin limit fixed at compile time instead of the
+//! process-wide [`crate::spin_limit`]. It keeps Lock's eventual fairness (a
+//! direct hand-off about once a millisecond), as WebKit's algorithm does.
 #![cfg(not(loom))]
 
 use crate::parking_lot::{
@@ -92,8 +96,10 @@ pub unsafe trait RawLock: Sync + Send {
     /// Releases the lock.
     ///
     /// # Safety
-    /// The caller holds the lock: a `lock` returned and no `unlock` has
-    /// matched it yet.
+    /// The caller holds the lock: this thread's `lock` on this lock, at this
+    /// address (it has not moved since), returned and no `unlock` has matched
+    /// it yet. (A pthread mutex wants the same thread, a Rust mutex unlocked
+    /// through a guard it stored the same address; parklot's locks need neither.)
     unsafe fn unlock(&self);
 }
 
@@ -238,7 +244,7 @@ const UNLOCKED: u8 = 0;
 const LOCKED: u8 = 1;
 /// ThunderLock and CascadeLock: held, and threads may be parked.
 const LOCKED_PARKED: u8 = 2;
-/// HandoffLock and BargingLock: the `PARKED` bit, next to `LOCKED`.
+/// HandoffLock: the `PARKED` bit, next to `LOCKED`.
 const PARKED: u8 = 2;
 
 /// Three states; unlock wakes every parked thread (a thundering herd).
@@ -419,7 +425,13 @@ impl HandoffLock {
         // ParkingLot calls.
         unsafe {
             unpark_one(key(&self.state), |r| {
-                if !r.did_unpark {
+                // Not confirmed: the waiter the ParkingLot chose was not seen
+                // waiting (a wasm worker that is gone, or one not asleep yet)
+                // and no other is queued. Handing it the lock could leave the
+                // lock held by nobody forever; free it, and the woken waiter,
+                // if alive, retries.
+                if !r.did_unpark || !r.confirmed {
+                    debug_assert!(!r.may_have_more);
                     self.state.store(0, Ordering::Release);
                     return DEFAULT_UNPARK_TOKEN;
                 }
@@ -464,70 +476,31 @@ unsafe impl RawLock for HandoffLock {
     }
 }
 
-/// Seed 000's configurable WTF::Lock: barging, adaptive, spinning `SPIN_LIMIT`
-/// yields before it parks, and never handing the lock over. The default, 40,
-/// is the seed's measured optimum for Lock.
+/// Seed 000's configurable WTF::Lock: [`Lock`]'s algorithm with `SPIN_LIMIT`
+/// yields before parking, fixed at compile time. The default, 40, is the
+/// seed's measured optimum and Lock's own default.
+///
+/// A const generic rather than a field: the spin-limit sweep instantiates one
+/// type per point, each naming itself in tables (`"BargingLock<20>"`), the
+/// lock stays one byte, and no process-wide setting changes under a run.
 #[derive(Debug, Default)]
-#[repr(transparent)]
+#[repr(transparent)] // parks under its own address, which is its Lock's
 pub struct BargingLock<const SPIN_LIMIT: u32 = DEFAULT_SPIN_LIMIT> {
-    state: AtomicU8,
+    lock: Lock,
 }
 
 impl<const SPIN_LIMIT: u32> BargingLock<SPIN_LIMIT> {
     /// An unlocked lock.
     pub const fn new() -> Self {
-        BargingLock {
-            state: AtomicU8::new(0),
-        }
+        BargingLock { lock: Lock::new() }
     }
 
     /// `"BargingLock<40>"` and so on: each spin limit names itself in a table.
     const SPELLED: SpelledName = SpelledName::new("BargingLock<", SPIN_LIMIT, ">");
-
-    #[cold]
-    fn lock_slow(&self) {
-        let mut spins = 0;
-        loop {
-            let state = self.state.load(Ordering::Relaxed);
-            if state & LOCKED == 0 {
-                if cas_acquire(&self.state, state, state | LOCKED) {
-                    return;
-                }
-                continue;
-            }
-            if state & PARKED == 0 {
-                // Nobody is parked: spinning may get us the lock cheaply.
-                if spins < SPIN_LIMIT {
-                    spins += 1;
-                    sync::yield_now();
-                    continue;
-                }
-                if !cas_relaxed(&self.state, state, state | PARKED) {
-                    continue;
-                }
-            }
-            park_while(&self.state, LOCKED | PARKED);
-            spins = 0;
-        }
-    }
-
-    #[cold]
-    fn unlock_slow(&self) {
-        // The byte is LOCKED | PARKED; PARKED changes only under the queue lock.
-        // SAFETY: the callback stores this lock's byte only: no panics, no
-        // ParkingLot calls.
-        unsafe {
-            unpark_one(key(&self.state), |r| {
-                let next = if r.may_have_more { PARKED } else { 0 };
-                self.state.store(next, Ordering::Release);
-                DEFAULT_UNPARK_TOKEN
-            });
-        }
-    }
 }
 
-// SAFETY: only a CAS that finds LOCKED clear sets it (Acquire), and only the
-// holder clears it (Release), by CAS or under the queue lock.
+// SAFETY: it is a Lock, the crate's mutual-exclusion lock, locked and unlocked
+// only through Lock's own paths.
 unsafe impl<const SPIN_LIMIT: u32> RawLock for BargingLock<SPIN_LIMIT> {
     const NAME: &'static str = Self::SPELLED.as_str();
 
@@ -537,20 +510,12 @@ unsafe impl<const SPIN_LIMIT: u32> RawLock for BargingLock<SPIN_LIMIT> {
 
     #[inline]
     fn lock(&self) {
-        if !cas_acquire(&self.state, 0, LOCKED) {
-            self.lock_slow();
-        }
+        self.lock.lock_with_spin_limit(SPIN_LIMIT)
     }
 
     #[inline]
     unsafe fn unlock(&self) {
-        if self
-            .state
-            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
-            .is_err()
-        {
-            self.unlock_slow();
-        }
+        self.lock.unlock()
     }
 }
 
@@ -737,8 +702,8 @@ mod tests {
         counter_stays_exact::<BargingLock>();
         // No spinning: every contended lock parks at once.
         counter_stays_exact::<BargingLock<0>>();
-        let l = parked_waiters_all_get_the_lock::<BargingLock>();
-        assert_eq!(l.state.into_inner(), 0);
+        let l = parked_waiters_all_get_the_lock::<BargingLock<0>>();
+        assert!(!l.lock.is_locked() && !l.lock.has_parked());
     }
 
     #[test]

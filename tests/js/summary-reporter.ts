@@ -1,5 +1,6 @@
 // Ends a vitest run with one plain line, "js: N passed, M failed" (plus
 // ", K skipped" when some were), the closing line scripts/test.sh and CI tally.
+// The label is an option: ['./tests/js/summary-reporter.ts', { label: 'browser' }].
 import type { Reporter } from 'vitest/reporters';
 
 type Task = { type: string; mode?: string; result?: { state?: string }; tasks?: Task[] };
@@ -16,6 +17,12 @@ function count(tasks: Task[], totals: { passed: number; failed: number; skipped:
 }
 
 export default class SummaryReporter implements Reporter {
+  readonly #label: string;
+
+  constructor(options: { label?: string } = {}) {
+    this.#label = options.label ?? 'js';
+  }
+
   onFinished(files: Task[] = [], errors: unknown[] = []): void {
     const totals = { passed: 0, failed: 0, skipped: 0 };
     count(files, totals);
@@ -23,6 +30,6 @@ export default class SummaryReporter implements Reporter {
     for (const f of files) if (f.result?.state === 'fail' && !(f.tasks ?? []).some((t) => t.result?.state === 'fail')) totals.failed++;
     totals.failed += errors.length;
     const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : '';
-    process.stdout.write(`js: ${totals.passed} passed, ${totals.failed} failed${skipped}\n`);
+    process.stdout.write(`${this.#label}: ${totals.passed} passed, ${totals.failed} failed${skipped}\n`);
   }
 }

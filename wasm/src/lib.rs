@@ -10,6 +10,11 @@
 //! JavaScript: the package's wrapper (js/src) checks every address (in
 //! bounds, aligned, allocated as the right kind of object) before it calls
 //! in, and that check is what each `// SAFETY:` below relies on.
+//!
+//! The benchmark-only exports (the lock peers, wait/notify loops) are in `bench`.
+
+// `bench` calls the engine's own memory.atomic.wait32/notify to compare.
+#![feature(stdarch_wasm_atomic_wait)]
 
 use core::cell::Cell;
 use core::time::Duration;
@@ -18,11 +23,10 @@ use std::sync::atomic::{AtomicI32, AtomicI64};
 
 use parklot::futex::{self, WaitResult};
 use parklot::parking_lot::AsyncWaiter;
-use parklot::toy_locks::{
-    BargingLock, CascadeLock, HandoffLock, PauseSpinLock, RawLock, ThunderLock, YieldSpinLock,
-};
-use parklot::{Condition, Lock, WordLock};
+use parklot::{Condition, Lock};
 use wasm_bindgen::prelude::*;
+
+mod bench;
 
 #[wasm_bindgen]
 extern "C" {
@@ -335,119 +339,4 @@ pub fn lock_increment_loop(lock_addr: u32, counter_addr: u32, iterations: u32) {
         unsafe { *counter += 1 };
         lock.unlock();
     }
-}
-
-/// The locks a benchmark can compare inside this one module, by index: the
-/// same calls ([`peer_new`], [`peer_count_loop`], [`peer_free`]) drive each.
-const PEERS: [&str; 9] = [
-    Lock::NAME,
-    WordLock::NAME,
-    "std::sync::Mutex",
-    YieldSpinLock::NAME,
-    PauseSpinLock::NAME,
-    ThunderLock::NAME,
-    CascadeLock::NAME,
-    HandoffLock::NAME,
-    <BargingLock<40>>::NAME,
-];
-
-/// The benchmark peers' names, comma-separated, in index order.
-#[wasm_bindgen]
-pub fn peer_names() -> String {
-    PEERS.join(",")
-}
-
-/// The size and alignment of peer `kind`'s lock object.
-fn peer_layout(kind: u32) -> Layout {
-    match kind {
-        0 | 3..=8 => Layout::new::<u8>(),
-        1 => Layout::new::<WordLock>(),
-        2 => Layout::new::<std::sync::Mutex<()>>(),
-        _ => panic!("peer_new: no peer {kind}; peer_names() lists them"),
-    }
-}
-
-/// A new, unlocked lock of peer `kind`; its address.
-#[wasm_bindgen]
-pub fn peer_new(kind: u32) -> u32 {
-    let layout = peer_layout(kind);
-    let addr = alloc(layout.size() as u32, layout.align() as u32);
-    if kind == 2 {
-        // SAFETY: freshly allocated with Mutex's layout; all other peers are
-        // valid when zeroed (their unlocked state is all zero bits).
-        unsafe { (addr as *mut std::sync::Mutex<()>).write(std::sync::Mutex::new(())) };
-    }
-    addr
-}
-
-/// Frees a lock from [`peer_new`] that nobody holds or waits on.
-#[wasm_bindgen]
-pub fn peer_free(kind: u32, addr: u32) {
-    let layout = peer_layout(kind);
-    if kind == 2 {
-        // SAFETY: `peer_new` wrote a Mutex there; nobody uses it any more.
-        unsafe { core::ptr::drop_in_place(addr as *mut std::sync::Mutex<()>) };
-    }
-    free(addr, layout.size() as u32, layout.align() as u32);
-}
-
-/// The data a peer's lock guards, at `counter_addr` (16 bytes, 8-aligned):
-/// the lost-update counter, then the value seed 000's critical section works on.
-#[repr(C)]
-struct Guarded {
-    count: u64,
-    value: f64,
-}
-
-/// Seed 000's critical section: `work` iterations of a double add and
-/// multiply, then one more on the counter (a lost update shows there).
-#[inline(always)]
-fn critical_section(data: &mut Guarded, work: u32) {
-    for _ in 0..work {
-        // black_box: keep the compiler from folding iterations together.
-        data.value = core::hint::black_box((data.value + 1.0) * 0.75);
-    }
-    data.count += 1;
-}
-
-/// `iterations` times: lock peer `kind`'s lock at `addr`, run the critical
-/// section on the 16 bytes at `counter_addr` (a u64 counter, then an f64)
-/// with `work` add-and-multiply steps, unlock: the seed's benchmark loop,
-/// with every lock behind the same call. Returns `iterations`.
-#[wasm_bindgen]
-pub fn peer_count_loop(kind: u32, addr: u32, counter_addr: u32, iterations: u32, work: u32) -> u32 {
-    fn run<L: RawLock>(addr: u32, data: *mut Guarded, n: u32, work: u32) {
-        // SAFETY: `addr` came from `peer_new` for this kind, so it is an L.
-        let lock = unsafe { &*(addr as *const L) };
-        for _ in 0..n {
-            lock.lock();
-            // SAFETY: the guarded data is only touched under this lock.
-            unsafe {
-                critical_section(&mut *data, work);
-                lock.unlock();
-            }
-        }
-    }
-    let data = counter_addr as *mut Guarded;
-    match kind {
-        0 => run::<Lock>(addr, data, iterations, work),
-        1 => run::<WordLock>(addr, data, iterations, work),
-        2 => {
-            // SAFETY: `peer_new(2)` wrote a Mutex at `addr`.
-            let mutex = unsafe { &*(addr as *const std::sync::Mutex<()>) };
-            for _ in 0..iterations {
-                let _guard = mutex.lock().unwrap_or_else(|e| e.into_inner());
-                // SAFETY: the guarded data is only touched under this mutex.
-                critical_section(unsafe { &mut *data }, work);
-            }
-        }
-        3 => run::<YieldSpinLock>(addr, data, iterations, work),
-        4 => run::<PauseSpinLock>(addr, data, iterations, work),
-        5 => run::<ThunderLock>(addr, data, iterations, work),
-        6 => run::<CascadeLock>(addr, data, iterations, work),
-        7 => run::<HandoffLock>(addr, data, iterations, work),
-        8 => run::<BargingLock<40>>(addr, data, iterations, work),
-        _ => panic!("peer_count_loop: no peer {kind}; peer_names() lists them"),
-    }
-    iterations
 }

@@ -10,6 +10,12 @@ use core::arch::wasm32::{memory_atomic_notify, memory_atomic_wait32};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 /// Sleeps while `*word == expected`, for at most `timeout_ns`; callers re-check.
+///
+/// Never inlined: V8 11.3's baseline compiler (Node 20) can reload a loop's
+/// locals with stale values after a `memory.atomic.wait32` in the same
+/// function (seen with hand-written wasm under `--liftoff-only`); keeping the
+/// wait in a function of its own keeps it away from the callers' loops.
+#[inline(never)]
 pub(super) fn wait(word: &AtomicU32, expected: u32, timeout_ns: Option<u64>) {
     let timeout = timeout_ns.map_or(-1, |t| t.min(i64::MAX as u64) as i64);
     // SAFETY: `word` is a live, aligned u32 in the shared linear memory. The

@@ -1,0 +1,215 @@
+// parklot's wasm benchmark suite in Chromium ("wasm-chromium"): the demo's
+// own runners, driven headless. The lock arena (demo/src/arena-runner.ts)
+// runs 1 to 8 Web Workers on one lock in parklot's shared memory, each lock
+// in turn, rounds interleaved; the wait/notify lab (demo/src/lab.ts) times
+// two-worker wake ping-pong and main-thread waitAsync wake-ups through
+// parklot and through the engine's Atomics. Method: BENCHMARKS.md.
+//
+//   npm run build:demo && node bench/browser/run.mjs [--quick] [--out DIR]
+//
+// Writes DIR/wasm-chromium.json (machine, parameters, every round, the
+// ChartSpecs bench/chart.mjs renders) and DIR/wasm-chromium.md (the
+// tables), DIR defaulting to bench/results; progress goes to stderr. The
+// demo server and Chromium are started here and stopped before exit.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { CHROMIUM, launchBrowser, startServer } from '../../tests/browser/chromium.mjs';
+import { markdownTable, quantile, si, spread } from '../wasm/table.mjs';
+
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } },
+});
+const QUICK = args.quick;
+const OUT_DIR = (args.out ?? fileURLToPath(new URL('../results/', import.meta.url))).replace(/\/$/, '');
+
+const SETTINGS = {
+  workerCounts: QUICK ? [1, 4] : [1, 2, 4, 8],
+  work: 1, // add-and-multiply steps per critical section (seed 000's microcontention)
+  rounds: QUICK ? 2 : 5,
+  roundMs: QUICK ? 150 : 500,
+  // parklot::Lock once more at 4 workers, with the page's main thread taking part through lockAsync.
+  mainThreadWorkers: 4,
+  labSeconds: QUICK ? 2 : 8,
+  roundTimeoutMs: 30_000,
+};
+/** In --quick, a few locks stand for all: the smoke checks the plumbing, not the numbers. */
+const QUICK_LOCKS = ['parklot::Lock', 'std::sync::Mutex', 'pure-JS Atomics mutex'];
+
+const log = (msg) => process.stderr.write(`[chromium] ${msg}\n`);
+
+function fail(msg) {
+  log(`FAIL: ${msg}`);
+  process.exit(1);
+}
+
+async function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s: a deadlock?`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Exit code 3 tells bench/run.mjs this suite cannot run here (its last line says why).
+if (!existsSync(CHROMIUM)) {
+  log(`skipped: no Chromium at ${CHROMIUM} (scripts/setup.sh bench installs it; PARKLOT_CHROMIUM names another)`);
+  process.exit(3);
+}
+if (!existsSync(fileURLToPath(new URL('../../demo/dist/arena.html', import.meta.url)))) {
+  log('skipped: demo/dist is not built (npm run build:demo)');
+  process.exit(3);
+}
+
+const started = new Date();
+const server = await startServer();
+const browser = await launchBrowser();
+let results;
+try {
+  const page = await browser.context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+  await page.goto(`${server.url}arena.html`);
+  await page.waitForSelector('#result[data-state=idle]', { timeout: 30_000 });
+  const browserVersion = browser.context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent));
+  const peers = await page.evaluate(() => window.parklotArena.arena.peers);
+  const jsMutex = await page.evaluate(() => window.parklotArena.JS_MUTEX);
+  let locks = [...peers.map((name, peer) => ({ name, peer })), { name: 'pure-JS Atomics mutex', peer: jsMutex }];
+  if (QUICK) locks = locks.filter((l) => QUICK_LOCKS.includes(l.name));
+  const parklot = locks.find((l) => l.name === 'parklot::Lock') ?? fail('the arena offers no parklot::Lock');
+
+  const configs = [];
+  for (const workers of SETTINGS.workerCounts) {
+    for (const lock of locks) configs.push({ lock: lock.name, workers, peer: lock.peer, mainThread: false });
+  }
+  configs.push({ lock: 'parklot::Lock + main thread (lockAsync)', workers: SETTINGS.mainThreadWorkers, peer: parklot.peer, mainThread: true });
+
+  // Rounds interleave every configuration: A B C ..., A B C ...
+  const rounds = [];
+  for (let round = 0; round < SETTINGS.rounds; round++) {
+    for (const c of configs) {
+      const config = { workers: c.workers, peer: c.peer, work: SETTINGS.work, mainThread: c.mainThread };
+      const r = await withTimeout(
+        page.evaluate(([config, ms]) => window.parklotArena.arena.run(config, ms), [config, SETTINGS.roundMs]),
+        SETTINGS.roundTimeoutMs,
+        `${c.lock} with ${c.workers} workers`,
+      );
+      if (!r.exact) fail(`${c.lock}, ${c.workers} workers: counter ${r.counter} != ${r.expected} acquisitions (lost updates)`);
+      rounds.push({ round, lock: c.lock, workers: c.workers, mainThread: c.mainThread, ms: r.ms, rate: r.rate, perWorker: r.perWorker, main: r.main, counter: r.counter });
+      log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact`);
+    }
+  }
+
+  await page.goto(`${server.url}lab.html`);
+  await page.waitForSelector('#lab-result[data-state=idle]', { timeout: 30_000 });
+  log(`wait/notify lab: ${SETTINGS.labSeconds} s of ping-pong and main-thread wake-ups`);
+  const lab = await withTimeout(
+    page.evaluate((s) => window.parklotLab.run(s), SETTINGS.labSeconds),
+    SETTINGS.labSeconds * 1000 + SETTINGS.roundTimeoutMs,
+    'the wait/notify lab',
+  );
+  for (const [k, v] of Object.entries(lab)) if (v.length === 0) fail(`the lab took no ${k} samples`);
+  if (pageErrors.length) fail(`the pages reported errors: ${pageErrors.join('; ')}`);
+
+  results = {
+    suite: 'wasm-chromium',
+    date: started.toISOString(),
+    quick: QUICK,
+    machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, browser: `Chromium ${browserVersion}`, node: process.version, platform: `${os.platform()} ${os.release()} ${os.arch()}` },
+    params: SETTINGS,
+    experiments: { throughput: { configs: configs.map(({ peer, ...c }) => c), rounds }, lab },
+  };
+} finally {
+  await browser.close();
+  await server.stop();
+}
+
+// ------------------------------------------------------------------ report
+
+const tput = [];
+for (const c of results.experiments.throughput.configs) {
+  const rs = results.experiments.throughput.rounds.filter((r) => r.lock === c.lock && r.workers === c.workers);
+  const rate = spread(rs.map((r) => r.rate));
+  const fairness = spread(rs.map((r) => Math.min(...r.perWorker) / Math.max(...r.perWorker)));
+  const mainShare = c.mainThread ? spread(rs.map((r) => r.main / (r.main + r.perWorker.reduce((a, b) => a + b, 0)))) : null;
+  tput.push({ ...c, rate, fairness, mainShare });
+}
+const base = (n) => tput.find((t) => t.lock === 'parklot::Lock' && t.workers === n && !t.mainThread)?.rate.median;
+const labStats = Object.fromEntries(
+  // The mean is the precise number: the clock's 5 µs steps average out over many samples.
+  Object.entries(results.experiments.lab).map(([k, v]) => [k, { samples: v.length, mean: v.reduce((a, b) => a + b, 0) / v.length, p10: quantile(v, 0.1), median: quantile(v, 0.5), p90: quantile(v, 0.9), p99: quantile(v, 0.99) }]),
+);
+const us = (ms) => (ms * 1000).toFixed(1);
+
+const lines = [
+  `# wasm in Chromium workers (${results.date.slice(0, 10)})`,
+  '',
+  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex.${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
+  '',
+  '## Lock throughput (acquisitions/s, all workers)',
+  '',
+  markdownTable(
+    [{ title: 'workers' }, { title: 'lock', left: true }, { title: 'median' }, { title: 'min–max', left: true }, { title: 'vs parklot::Lock' }, { title: 'least/most lucky worker' }, { title: 'main thread share' }],
+    tput.map((t) => [
+      t.workers,
+      t.lock,
+      si(t.rate.median),
+      `${si(t.rate.min)}–${si(t.rate.max)}`,
+      `${(t.rate.median / base(t.workers)).toFixed(2)}x`,
+      t.fairness.median.toFixed(2),
+      t.mainShare ? `${(100 * t.mainShare.median).toFixed(2)}%` : '',
+    ]),
+  ),
+  '',
+  '## Wait/notify latency (µs), parklot vs the engine',
+  '',
+  markdownTable(
+    [{ title: 'measurement', left: true }, { title: 'samples' }, { title: 'mean' }, { title: 'p10' }, { title: 'median' }, { title: 'p90' }, { title: 'p99' }],
+    Object.entries(labStats).map(([k, s]) => [k, s.samples, us(s.mean), us(s.p10), us(s.median), us(s.p90), us(s.p99)]),
+  ),
+  '',
+  `Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn). Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
+  '',
+];
+const markdown = `${lines.join('\n')}\n`;
+
+const lockNames = [...new Set(tput.filter((t) => !t.mainThread).map((t) => t.lock))];
+const charts = [
+  {
+    id: 'throughput',
+    title: 'Lock throughput in Chromium workers (wasm)',
+    kind: 'line',
+    x: { label: 'workers', log: false },
+    y: { label: 'acquisitions/s', log: true },
+    series: lockNames.map((name) => ({
+      name,
+      points: tput.filter((t) => t.lock === name && !t.mainThread).map((t) => ({ x: t.workers, y: t.rate.median, min: t.rate.min, max: t.rate.max })),
+    })),
+  },
+  {
+    id: 'wait-notify',
+    title: 'Wake latency in Chromium: parklot vs engine Atomics (mean, p10–p90)',
+    kind: 'bar',
+    x: { label: 'measurement', log: false },
+    y: { label: 'microseconds', log: false },
+    series: [
+      { name: 'parklot', keys: ['ping-parklot', 'main-parklot'] },
+      { name: 'engine Atomics', keys: ['ping-native', 'main-native'] },
+    ].map(({ name, keys }) => ({
+      name,
+      points: keys.map((k) => ({ x: k.startsWith('ping') ? 'worker ping-pong round trip' : 'main thread waitAsync wake-up', y: labStats[k].mean * 1000, min: labStats[k].p10 * 1000, max: labStats[k].p90 * 1000 })),
+    })),
+  },
+];
+
+mkdirSync(OUT_DIR, { recursive: true });
+writeFileSync(`${OUT_DIR}/wasm-chromium.json`, `${JSON.stringify({ ...results, summaries: { throughput: tput, lab: labStats }, charts }, null, 1)}\n`);
+writeFileSync(`${OUT_DIR}/wasm-chromium.md`, markdown);
+process.stdout.write(markdown);
+log(`done in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s; wrote ${OUT_DIR}/wasm-chromium.json and wasm-chromium.md`);

@@ -1,0 +1,153 @@
+// The benchmark's worker pool and rounds, shared by run.mjs and the V8
+// Atomics.Mutex child (v8-mutex.mjs): workers wait at one start gate, run a
+// task for a while, and report what they counted.
+import { readFileSync } from 'node:fs';
+import { Worker, isMainThread } from 'node:worker_threads';
+
+/**
+ * Cells of the small SharedArrayBuffer the JS-side locks and data live in,
+ * as byte offsets, each on its own 64-byte line. A `_DATA` cell is 16 bytes
+ * laid out as wasm/src/bench.rs's `Guarded`: the counter (f64 here, exact to
+ * 2^53), then the value the critical section works on.
+ */
+export const CELLS = {
+  GATE: 0, // i32: start gate generation
+  MUTEX: 64, // i32: the contended pure-JS mutex
+  JS_DATA: 128, // what the pure-JS mutex guards
+  GLUE_DATA: 192, // what parklot's Lock guards when driven through the glue
+  V8_DATA: 256, // what V8's Atomics.Mutex guards
+  SOLO_MUTEX: 320, // i32: the uncontended pure-JS mutex
+  FLOOR: 384, // i32: the floor's compare-and-swap target
+};
+export const SHARED_BYTES = 448;
+
+export const log = (msg) => process.stderr.write(`${msg}\n`);
+
+// Child processes (the Atomics.Mutex and Emscripten peers) die with this
+// one, however it ends: a child whose parent is gone can hang in its own
+// worker start-up (seen with the Atomics.Mutex child) and would spin forever.
+const children = new Set();
+export function ownChild(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+if (isMainThread) {
+  process.once('exit', () => {
+    for (const c of children) c.kill('SIGKILL');
+  });
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) process.once(signal, () => process.exit(code));
+}
+
+/** Ends the run: a failed check or a stuck round must never look like a result. */
+export function fail(msg) {
+  log(`bench/wasm: FAIL: ${msg}`);
+  process.exit(1);
+}
+
+/** `promise`, or a rejection naming `what` after `ms` (the deadlock guard). */
+export function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms (deadlock?)`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A worker running worker.mjs, with an inbox: `expect(type)` resolves to its next message. */
+export class PoolWorker {
+  constructor(index, workerData) {
+    this.index = index;
+    this.inbox = [];
+    this.waiting = [];
+    this.exiting = false;
+    this.worker = new Worker(new URL('./worker.mjs', import.meta.url), { workerData });
+    this.worker.on('message', (m) => {
+      const resolve = this.waiting.shift();
+      if (resolve) resolve(m);
+      else this.inbox.push(m);
+    });
+    this.worker.on('error', (e) => fail(`worker ${index}: ${e.stack ?? e}`));
+    this.worker.on('exit', (code) => {
+      if (!this.exiting) fail(`worker ${index} exited with code ${code}`);
+    });
+  }
+
+  async expect(type) {
+    const m = this.inbox.length ? this.inbox.shift() : await new Promise((resolve) => this.waiting.push(resolve));
+    if (m.type !== type) fail(`worker ${this.index}: expected '${type}', got ${JSON.stringify(m)}`);
+    return m;
+  }
+
+  post(message) {
+    this.worker.postMessage(message);
+  }
+
+  stop() {
+    this.exiting = true;
+    const exited = new Promise((resolve) => this.worker.once('exit', resolve));
+    this.post({ type: 'exit' });
+    return exited;
+  }
+}
+
+/** `n` workers, each ready (module instantiated) when this resolves. */
+export async function startPool(n, workerData, timeoutMs) {
+  const pool = Array.from({ length: n }, (_, i) => new PoolWorker(i, workerData));
+  await withTimeout(Promise.all(pool.map((w) => w.expect('ready'))), timeoutMs, 'worker start');
+  return pool;
+}
+
+// Who had the CPUs during a round: this process's CPU time (all threads)
+// from process.cpuUsage(), and on Linux all CPUs' busy time from /proc/stat
+// (USER_HZ ticks, 100 a second; steal counts as busy, since the hypervisor
+// gave the CPU to someone else). A contended round that got one CPU instead
+// of two looks different from one that really ran in parallel.
+const TICKS_PER_S = 100;
+function cpuSnapshot() {
+  const u = process.cpuUsage();
+  let busyS = null;
+  try {
+    const f = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    busyS = (f.reduce((a, b) => a + b, 0) - f[3] - f[4]) / TICKS_PER_S; // less idle and iowait
+  } catch {
+    // not Linux: only this process's own CPU use is known
+  }
+  return { at: performance.now(), selfS: (u.user + u.system) / 1e6, busyS };
+}
+
+/** CPU-seconds per wall second since `s0`: ours, and every other process's (null off Linux). */
+function cpusSince(s0) {
+  const s1 = cpuSnapshot();
+  const wallS = (s1.at - s0.at) / 1e3;
+  const ours = (s1.selfS - s0.selfS) / wallS;
+  const others = s0.busyS === null ? null : Math.max(0, (s1.busyS - s0.busyS) / wallS - ours);
+  return { ours, others };
+}
+
+/**
+ * One round: the first `n` workers of `pool` run `task` (a worker.mjs
+ * command, or a function from the worker's index to one), all released by one move of the gate at byte CELLS.GATE of
+ * `shared`. Resolves to each worker's answer ({count, start, end, ...}, times
+ * in ms since the Unix epoch) and the CPU use; fails after `timeoutMs`.
+ */
+export async function gatedRound(pool, n, task, shared, timeoutMs, what) {
+  const gate = new Int32Array(shared, CELLS.GATE, 1);
+  const gen = Atomics.load(gate, 0);
+  const workers = pool.slice(0, n);
+  workers.forEach((w, i) => w.post({ ...(typeof task === 'function' ? task(i) : task), type: 'run', gen }));
+  await withTimeout(Promise.all(workers.map((w) => w.expect('armed'))), timeoutMs, what);
+  const cpu0 = cpuSnapshot();
+  Atomics.store(gate, 0, gen + 1);
+  Atomics.notify(gate, 0);
+  const done = await withTimeout(Promise.all(workers.map((w) => w.expect('done'))), timeoutMs, what);
+  return { done, cpus: cpusSince(cpu0) };
+}
+
+/** The counted round of a lock: per-worker counts and rates, total rate over the wall time. */
+export function lockRound(done, cpus) {
+  const total = done.reduce((sum, d) => sum + d.count, 0);
+  const wallMs = Math.max(...done.map((d) => d.end)) - Math.min(...done.map((d) => d.start));
+  const perWorker = done.map((d) => ({ count: d.count, ms: d.end - d.start, opsPerSec: (d.count / (d.end - d.start)) * 1e3 }));
+  return { total, wallMs, opsPerSec: (total / wallMs) * 1e3, cpus, perWorker };
+}

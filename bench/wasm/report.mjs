@@ -1,0 +1,268 @@
+// The wasm-node suite's report: summaries of the raw experiments, the
+// markdown tables, the goals with their verdicts, and the ChartSpecs that
+// bench/chart.mjs renders (the same schema as the native and Chromium suites).
+import { markdownTable, median, ns, si, spread } from './table.mjs';
+
+const BASELINE = 'parklot-lock'; // parklot::Lock, its loop inside wasm
+
+// The peers of the main throughput chart; the rest (WordLock and the toys,
+// with parklot::Lock for reference) get their own, as in seed 000.
+const HEADLINE = ['parklot-lock', 'std-mutex', 'js-mutex', 'parklot-glue', 'v8-mutex', 'emscripten-pthread'];
+
+const fixed = (x, d = 2) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+const ratio = (x) => `${fixed(x)}x`;
+
+// ------------------------------------------------------------ summaries
+
+function throughputSummaries({ peers, rounds }, workerCounts) {
+  const out = [];
+  for (const n of workerCounts) {
+    const at = (id) => rounds.filter((r) => r.peer === id && r.workers === n);
+    const base = at(BASELINE).length ? median(at(BASELINE).map((r) => r.opsPerSec)) : NaN;
+    for (const peer of peers) {
+      const rs = at(peer.id);
+      if (!rs.length) continue;
+      const mins = rs.map((r) => Math.min(...r.perWorker.map((w) => w.opsPerSec)));
+      const maxs = rs.map((r) => Math.max(...r.perWorker.map((w) => w.opsPerSec)));
+      const fair = rs.map((_, i) => mins[i] / maxs[i]);
+      const cpu = (key) => (rs.some((r) => r.cpus?.[key] == null) ? null : median(rs.map((r) => r.cpus[key])));
+      const ops = spread(rs.map((r) => r.opsPerSec));
+      out.push({
+        peer: peer.id, name: peer.name, workers: n, rounds: rs.length, ...ops,
+        vsParklot: ops.median / base,
+        workerMin: median(mins), workerMax: median(maxs),
+        fairness: spread(fair), cpusOurs: cpu('ours'), cpusOthers: cpu('others'),
+      });
+    }
+  }
+  return out;
+}
+
+function singleSummaries({ variants, runs }) {
+  return variants.map((v) => ({ ...v, ...spread(runs.filter((r) => r.variant === v.id).map((r) => r.nsPer)) }));
+}
+
+function pingPongSummaries({ variants, rounds, pooled }) {
+  return variants.map((v) => ({
+    ...v, ...pooled[v.id],
+    roundMedians: spread(rounds.filter((r) => r.variant === v.id).map((r) => r.median)),
+  }));
+}
+
+export function summarize(experiments, settings) {
+  return {
+    throughput: throughputSummaries(experiments.throughput, settings.workerCounts),
+    uncontended: singleSummaries(experiments.uncontended),
+    waitNotify: singleSummaries(experiments.waitNotify),
+    pingPong: pingPongSummaries(experiments.pingPong),
+  };
+}
+
+// ---------------------------------------------------------------- goals
+
+/** The issue's wasm goals, each with its measured ratio(s) and whether it is met. */
+export function goals(sum, settings) {
+  const at = (peer, n) => sum.throughput.find((s) => s.peer === peer && s.workers === n);
+  // A shortfall counts as noise when the rounds overlap: parklot's best
+  // round reaches the target against the peer's worst.
+  const lockGoal = (peer, what, target) => {
+    const rows = settings.workerCounts.map((n) => ({ n, ours: at(BASELINE, n), theirs: at(peer, n) })).filter((x) => x.ours && x.theirs);
+    const verdicts = rows.map(({ n, ours, theirs }) => {
+      const r = ours.median / theirs.median;
+      const verdict = r >= target ? 'met' : ours.max >= target * theirs.min ? 'noise' : 'missed';
+      return { n, r, verdict };
+    });
+    const all = (v) => verdicts.every((x) => x.verdict === v || x.verdict === 'met');
+    return {
+      goal: `parklot::Lock ≥ ${target}x ${what}`,
+      measured: verdicts.length ? verdicts.map((x) => `${x.n}w ${fixed(x.r)}x${x.verdict === 'noise' ? ' (noise)' : ''}`).join(', ') : 'not run',
+      met: verdicts.length ? (all('met') ? true : all('noise') ? 'within noise' : false) : null,
+    };
+  };
+  const single = (id) => sum.waitNotify.find((s) => s.id === id)?.median;
+  const notifyRatio = single('notify-wasm-engine') / single('notify-wasm-parklot');
+  const notifyJs = single('notify-js-engine') / single('notify-js-parklot');
+  const pp = (id) => sum.pingPong.find((s) => s.id === id)?.median;
+  const wakeRatio = pp('wasm-engine') / pp('wasm-parklot');
+  const ppRounds = (id) => sum.pingPong.find((s) => s.id === id).roundMedians;
+  const wakeJs = pp('js-engine') / pp('js-parklot');
+  return [
+    lockGoal('std-mutex', 'Rust std::sync::Mutex in the same module', 1),
+    lockGoal('js-mutex', 'the pure-JS Atomics mutex', 1.5),
+    lockGoal('v8-mutex', 'V8 Atomics.Mutex', 2),
+    lockGoal('emscripten-pthread', "Emscripten's pthread_mutex_t", 1),
+    {
+      goal: 'notify with no waiter ≥ 10x faster than the engine',
+      measured: `in wasm ${fixed(notifyRatio)}x (from JS ${fixed(notifyJs)}x)`,
+      met: notifyRatio >= 10,
+    },
+    {
+      goal: 'wake ping-pong no slower than the engine',
+      measured: `in wasm engine/parklot ${fixed(wakeRatio)}x (from JS ${fixed(wakeJs)}x)`,
+      // noise: parklot's best round is no slower than the engine's worst
+      met: wakeRatio >= 1 ? true : ppRounds('wasm-parklot').min <= ppRounds('wasm-engine').max ? 'within noise' : false,
+    },
+  ];
+}
+
+// --------------------------------------------------------------- charts
+
+/** The name on a chart: without the crate path and the "(wasm)" tag. */
+const label = (name) => name.replace(/^parklot::/, 'parklot ').replace(/^std::sync::/, 'std ').replace(' (wasm)', '');
+
+function charts(sum, settings, peers) {
+  const lineOf = (ids) => peers.filter((p) => ids.includes(p.id)).map((p) => ({
+    name: label(p.name),
+    points: sum.throughput.filter((s) => s.peer === p.id).map((s) => ({ x: s.workers, y: s.median, min: s.min, max: s.max })),
+  })).filter((s) => s.points.length);
+  const workersAxis = { label: 'workers (Node worker_threads)', log: true };
+  const acqAxis = { label: 'acquisitions per second, all workers', log: true };
+  const whiskers = `median, whiskers min–max of ${settings.rounds} rounds`;
+  const fairCounts = settings.workerCounts.filter((n) => n >= 4);
+  const waitCats = [
+    ['notify, no waiter, in wasm', 'notify', 'wasm'], ['wait, not-equal, in wasm', 'wait', 'wasm'],
+    ['notify, no waiter, from JS', 'notify', 'js'], ['wait, not-equal, from JS', 'wait', 'js'],
+  ];
+  const us = (x) => x / 1e3;
+  return [
+    {
+      id: 'throughput',
+      title: `Lock throughput, seed 000's critical section (${whiskers})`,
+      kind: 'line', x: workersAxis, y: acqAxis,
+      series: lineOf(HEADLINE),
+    },
+    {
+      id: 'throughput-toys',
+      title: `Toy locks in wasm against parklot::Lock (${whiskers})`,
+      kind: 'line', x: workersAxis, y: acqAxis,
+      series: lineOf(peers.map((p) => p.id).filter((id) => id === BASELINE || !HEADLINE.includes(id))),
+    },
+    {
+      id: 'fairness',
+      title: `Fairness: slowest worker / fastest worker (1 = fair; median, whiskers min–max of ${settings.rounds} rounds)`,
+      kind: 'bar',
+      x: { label: 'lock', log: false },
+      y: { label: 'slowest / fastest worker rate', log: false },
+      series: fairCounts.map((n) => ({
+        name: `${n} workers`,
+        points: sum.throughput.filter((s) => s.workers === n).map((s) => ({ x: label(s.name), y: s.fairness.median, min: s.fairness.min, max: s.fairness.max })),
+      })),
+    },
+    {
+      id: 'wait-notify',
+      title: `Wait and notify without a waiter (median, whiskers min–max of ${settings.singleRuns} runs)`,
+      kind: 'bar',
+      x: { label: 'operation', log: false },
+      y: { label: 'ns per call', log: true },
+      series: ['parklot', 'engine'].map((who) => ({
+        name: who === 'engine' ? 'engine (V8 Atomics / memory.atomic)' : 'parklot',
+        points: waitCats.map(([cat, op, where]) => {
+          const s = sum.waitNotify.find((v) => v.op === op && v.where === where && v.who === who);
+          return { x: cat, y: s.median, min: s.min, max: s.max };
+        }),
+      })),
+    },
+    {
+      id: 'ping-pong',
+      title: 'Wake ping-pong: one round trip = two wakeups (median, whiskers p10–p90)',
+      kind: 'bar',
+      x: { label: 'where the loop runs', log: false },
+      y: { label: 'µs per round trip', log: true },
+      series: ['parklot', 'engine', 'spin (floor)'].map((who) => ({
+        name: who,
+        points: sum.pingPong.filter((v) => v.who === who).map((v) => ({
+          x: v.where === 'wasm' ? 'inside wasm' : 'from JS', y: us(v.median), min: us(v.p10), max: us(v.p90),
+        })),
+      })),
+    },
+    {
+      id: 'uncontended',
+      title: `Uncontended lock + unlock on one thread (median, whiskers min–max of ${settings.singleRuns} runs)`,
+      kind: 'bar',
+      x: { label: 'operation', log: false },
+      y: { label: 'ns per lock + unlock', log: false },
+      series: [{
+        name: 'ns per pair',
+        points: sum.uncontended.map((v) => ({ x: v.short, y: v.median, min: v.min, max: v.max })),
+      }],
+    },
+  ];
+}
+
+// ------------------------------------------------------------- markdown
+
+function markdown({ date, quick, machine, params: s, skipped }, sum, goalRows) {
+  const out = [];
+  const p = (line = '') => out.push(line);
+  p(`# wasm in Node: parklot against the engine's and other wasm locks`);
+  p();
+  p(`${date}${quick ? ' (--quick: a smoke run, not a measurement)' : ''}. Machine: ${machine.cores} CPUs (${machine.cpu}), node ${machine.node} (V8 ${machine.v8}), ${machine.emcc ?? 'no emcc'}; load average at start ${machine.loadavg.map((x) => x.toFixed(2)).join(' ')}.`);
+  p();
+  p('Rerun: `bash scripts/build-wasm.sh && node bench/wasm/run.mjs [--quick] [--out DIR]`.');
+  for (const sk of skipped) p(`\n**Skipped: ${sk.peer}**: ${sk.reason}.`);
+  p();
+  p('## Goals');
+  p();
+  p(markdownTable([{ title: 'goal', left: true }, { title: 'measured', left: true }, { title: 'met', left: true }],
+    goalRows.map((g) => [g.goal, g.measured, g.met === null ? 'not run' : g.met === true ? 'yes' : g.met || '**no**'])));
+  p();
+  p('## 1. Lock throughput');
+  p();
+  p(`Workers 1–${Math.max(...s.workerCounts)} contend for one lock, ${s.roundMs} ms per round, ${s.rounds} rounds interleaved across peers; critical section: ${s.work} add-and-multiply on a double, then ++counter; the counter is checked equal to the acquisitions every round.`);
+  p();
+  const rows = [];
+  sum.throughput.forEach((t, i) => {
+    if (i > 0 && sum.throughput[i - 1].workers !== t.workers) rows.push(null);
+    rows.push([t.workers, t.name, si(t.median), `${si(t.min)}–${si(t.max)}`, ratio(t.vsParklot),
+      si(t.workerMin), si(t.workerMax), fixed(t.fairness.median), fixed(t.fairness.min), fixed(t.cpusOurs), fixed(t.cpusOthers)]);
+  });
+  p(markdownTable([
+    { title: 'workers' }, { title: 'lock', left: true }, { title: 'acq/s median' }, { title: 'min–max' },
+    { title: 'vs parklot' }, { title: 'worker min/s' }, { title: 'worker max/s' }, { title: 'fair' }, { title: 'worst' },
+    { title: 'CPUs ours' }, { title: 'CPUs others' },
+  ], rows));
+  p();
+  const floor = (id) => sum.uncontended.find((v) => v.id === id).median;
+  const spin = sum.pingPong.find((v) => v.id === 'wasm-spin');
+  p(`Floor, measured in this run: one uncontended compare-and-swap + store costs ${ns(floor('floor-wasm'))} ns inside wasm (${si(1e9 / floor('floor-wasm'))}/s) and ${ns(floor('floor-js'))} ns from JS; a word bounced between two spinning workers takes ${ns(spin.median)} ns per round trip (${si(1e9 / spin.median)}/s), the fastest any contended handoff can go.`);
+  p();
+  p('## 2. Uncontended lock + unlock, one thread');
+  p();
+  p(markdownTable([{ title: 'operation', left: true }, { title: 'ns median' }, { title: 'min–max' }, { title: 'x floor' }],
+    sum.uncontended.map((v) => [v.name, ns(v.median), `${ns(v.min)}–${ns(v.max)}`, ratio(v.median / floor(v.floor))])));
+  p();
+  p(`## 3. Wait and notify without a waiter, one thread`);
+  p();
+  p(`${s.singleRuns} interleaved runs of ${si(s.waitNotifyCalls)} calls each. "In wasm" loops inside the module (bench_notify_loop, bench_wait_not_equal_loop): the fair comparison. "From JS" is one call per operation: the glue's call into wasm against an Atomics builtin.`);
+  p();
+  p(markdownTable([{ title: 'operation', left: true }, { title: 'ns median' }, { title: 'min–max' }],
+    sum.waitNotify.map((v) => [v.name, ns(v.median), `${ns(v.min)}–${ns(v.max)}`])));
+  p();
+  p('## 4. Wake ping-pong, two workers');
+  p();
+  p(`Two workers bounce a word of wasm memory, each sleeping until the other changes it: one round trip is two wakeups. ${s.rounds} rounds of ${si(s.pingPongTrips)} round trips, interleaved; quantiles over all of them, and the spread of the rounds' medians.`);
+  p();
+  p(markdownTable([{ title: 'wait / wake', left: true }, { title: 'µs median' }, { title: 'p10' }, { title: 'p90' }, { title: 'round medians' }],
+    sum.pingPong.map((v) => [v.name, fixed(v.median / 1e3), fixed(v.p10 / 1e3), fixed(v.p90 / 1e3), `${fixed(v.roundMedians.min / 1e3)}–${fixed(v.roundMedians.max / 1e3)}`])));
+  p();
+  p('### Legend');
+  p();
+  p('- **(wasm)**: the loop runs inside wasm (peer_count_loop); **JS Atomics mutex**: Drepper\'s "Futexes Are Tricky" mutex on an Int32Array, loop and critical section in JS; **via glue**: parklot\'s Lock from a JS loop, one call into wasm per lock and per unlock; **V8 Atomics.Mutex**: `node --harmony-struct`, in its own process, critical section in JS; **Emscripten pthread_mutex_t**: a C program built with emcc, in its own process, critical section in C.');
+  p('- **acq/s**: acquisitions per second, all workers together (total / (last worker end − first worker start)). **vs parklot**: over parklot::Lock (wasm) at the same worker count; >1 is faster.');
+  p('- **worker min/max**: the slowest and fastest worker\'s acquisitions per second (median over rounds); **fair**: slowest / fastest (1 fair, 0 starved), **worst**: its lowest round.');
+  p(`- **CPUs ours / others**: CPU-seconds per wall second during a round: the benchmark process's (the V8 child's for Atomics.Mutex; '-' for Emscripten, which runs whole in a child), and all other processes' (Linux /proc/stat). With ${machine.cores} CPUs, more workers than CPUs oversubscribe the machine.`);
+  p('- Compare ratios within one run: the machine is shared and noisy, absolute numbers move between runs.');
+  return `${out.join('\n')}\n`;
+}
+
+/** The suite's report: {summaries, goals, charts, markdown}. */
+export function report(results) {
+  const sum = summarize(results.experiments, results.params);
+  const goalRows = goals(sum, results.params);
+  return {
+    summaries: sum,
+    goals: goalRows,
+    charts: charts(sum, results.params, results.experiments.throughput.peers),
+    markdown: markdown(results, sum, goalRows),
+  };
+}

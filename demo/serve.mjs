@@ -1,0 +1,143 @@
+// Serves the built demo (demo/dist) on 127.0.0.1 with the two headers that
+// make a page cross-origin isolated, which is what gives it SharedArrayBuffer
+// and shared WebAssembly.Memory:
+//   Cross-Origin-Opener-Policy: same-origin
+//   Cross-Origin-Embedder-Policy: require-corp
+//
+//   node demo/serve.mjs [--port N] [--host H] [--no-isolation]
+//
+// --port 0 picks a free port; the first line on stdout is always
+// "parklot demo: <url>". --no-isolation leaves the headers out, to see what a
+// misconfigured server gives (the pages then explain what is missing).
+// Stops on SIGINT or SIGTERM.
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const USAGE = 'usage: node demo/serve.mjs [--port N] [--host H] [--no-isolation]';
+const ROOT = fileURLToPath(new URL('./dist/', import.meta.url));
+const DEFAULT_PORT = 8080;
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.map': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+function parseArgs(argv) {
+  const args = { port: DEFAULT_PORT, portGiven: false, host: '127.0.0.1', isolation: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--port') {
+      args.port = Number(argv[++i]);
+      args.portGiven = true;
+      if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) die(`--port needs a number 0-65535\n${USAGE}`);
+    } else if (a === '--host') {
+      args.host = argv[++i] ?? die(`--host needs an address\n${USAGE}`);
+    } else if (a === '--no-isolation') {
+      args.isolation = false;
+    } else if (a === '--help' || a === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    } else {
+      die(`unknown argument ${a}\n${USAGE}`);
+    }
+  }
+  return args;
+}
+
+function die(msg) {
+  console.error(`parklot demo: ${msg}`);
+  process.exit(2);
+}
+
+/** The file under ROOT a URL path names, or undefined if it escapes ROOT or does not exist. */
+function resolveFile(urlPath) {
+  let path;
+  try {
+    path = decodeURIComponent(urlPath.split('?')[0]);
+  } catch {
+    return undefined;
+  }
+  const full = normalize(join(ROOT, path));
+  if (full !== ROOT.slice(0, -1) && !full.startsWith(ROOT)) return undefined;
+  for (const candidate of [full, join(full, 'index.html'), `${full}.html`]) {
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return undefined;
+}
+
+const args = parseArgs(process.argv.slice(2));
+try {
+  statSync(join(ROOT, 'index.html'));
+} catch {
+  die(`demo${sep}dist is missing: build it first (npm start does, or: npm run build:demo)`);
+}
+
+const server = createServer((req, res) => {
+  const headers = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' };
+  if (args.isolation) {
+    headers['Cross-Origin-Opener-Policy'] = 'same-origin';
+    headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
+    headers['Cross-Origin-Resource-Policy'] = 'same-origin';
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { ...headers, Allow: 'GET, HEAD' }).end();
+    return;
+  }
+  const file = resolveFile(new URL(req.url ?? '/', 'http://localhost').pathname);
+  if (!file) {
+    res.writeHead(404, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
+    return;
+  }
+  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' });
+  if (req.method === 'HEAD') res.end();
+  else createReadStream(file).pipe(res);
+});
+
+function listen(port) {
+  server.listen(port, args.host);
+}
+
+server.on('error', (e) => {
+  // The default port is busy (another demo, say): take any free one instead.
+  if (e.code === 'EADDRINUSE' && !args.portGiven) {
+    console.error(`parklot demo: port ${args.port} is busy, taking a free one (choose with --port N)`);
+    args.portGiven = true;
+    listen(0);
+    return;
+  }
+  die(`cannot listen on ${args.host}:${args.port}: ${e.message}`);
+});
+
+server.on('listening', () => {
+  const { port } = server.address();
+  const host = args.host.includes(':') ? `[${args.host}]` : args.host;
+  console.log(`parklot demo: http://${host}:${port}/`);
+  if (!args.isolation) console.log('  (served WITHOUT Cross-Origin-Opener-Policy / Cross-Origin-Embedder-Policy: the pages will explain)');
+  console.log('  pages: / (what a ParkingLot is), /arena.html (lock arena), /lab.html (wait/notify lab)');
+  console.log('  stop with Ctrl-C');
+});
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    server.close();
+    server.closeAllConnections();
+    process.exit(0);
+  });
+}
+
+listen(args.port);

@@ -1,0 +1,44 @@
+/** The shared words and messages of the wait/notify lab (page and workers). */
+
+/**
+ * Byte offsets in one 256-byte block of parklot's memory, each word on its
+ * own 64-byte line. A ping-pong word is 0 (pong's turn to wait), 1 (ball sent)
+ * or 2 (stop); a tick word counts ticks, and its stamp is the tick's time
+ * (performance.timeOrigin + now(), in ms).
+ */
+export const LAB = {
+  BYTES: 256,
+  PING_PARKLOT: 0,
+  PING_NATIVE: 64,
+  TICK_PARKLOT: 128,
+  STAMP_PARKLOT: 136,
+  TICK_NATIVE: 192,
+  STAMP_NATIVE: 200,
+} as const;
+
+/** Ping-pong stops at 2 in its word. */
+export const STOP_BALL = 2;
+
+/** Round trips per API before switching to the other one: blocks interleave A B A B. */
+export const BLOCK = 50;
+
+/** The two ways of waiting the lab compares. */
+export type Api = 'parklot' | 'native';
+
+export interface LabInit {
+  type: 'init';
+  role: 'ping' | 'pong' | 'ticker';
+  handle: unknown;
+  /** Address of the LAB block in parklot's memory. */
+  base: number;
+  /** Int32[0]: stop flag for the ping and the ticker. */
+  control: SharedArrayBuffer;
+  /** The ticker's period in ms. */
+  tickMs: number;
+}
+
+export type LabReply =
+  | { type: 'ready' }
+  | { type: 'samples'; api: Api; ms: number[] }
+  | { type: 'done' }
+  | { type: 'error'; message: string };

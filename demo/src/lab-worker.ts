@@ -1,0 +1,115 @@
+/**
+ * A wait/notify lab worker. `ping` sends the ball and times each round trip;
+ * `pong` sends it back. Both wait for the ball in blocks that alternate
+ * between parklot (`rt.atomics.wait/notify`, served by parklot's ParkingLot)
+ * and the engine (`Atomics.wait/notify`), on words of the same shared memory.
+ * `ticker` wakes the page's main thread, which waits with `waitAsync`.
+ */
+import { Runtime, type RuntimeHandle } from '../../js/dist/index.js';
+import { BLOCK, LAB, STOP_BALL, type Api, type LabInit, type LabReply } from './lab-protocol.js';
+
+/** Samples are sent to the page about this often. */
+const REPORT_MS = 100;
+
+function reply(msg: LabReply): void {
+  postMessage(msg);
+}
+
+/** wait(word, value) and notify(word, 1) through one of the two APIs. */
+interface Waits {
+  api: Api;
+  view: Int32Array;
+  wait(value: number): void;
+  notify(): void;
+}
+
+function waitsFor(rt: Runtime, base: number): [Waits, Waits] {
+  const p = rt.int32(base + LAB.PING_PARKLOT);
+  const n = rt.int32(base + LAB.PING_NATIVE);
+  return [
+    { api: 'parklot', view: p, wait: (v) => void rt.atomics.wait(p, 0, v), notify: () => void rt.atomics.notify(p, 0, 1) },
+    { api: 'native', view: n, wait: (v) => void Atomics.wait(n, 0, v), notify: () => void Atomics.notify(n, 0, 1) },
+  ];
+}
+
+function ping(rt: Runtime, m: LabInit): void {
+  const stop = new Int32Array(m.control);
+  const both = waitsFor(rt, m.base);
+  const pending: Record<Api, number[]> = { parklot: [], native: [] };
+  let lastReport = performance.now();
+  while (Atomics.load(stop, 0) === 0) {
+    for (const w of both) {
+      for (let i = 0; i < BLOCK; i++) {
+        const t0 = performance.now();
+        Atomics.store(w.view, 0, 1);
+        w.notify();
+        while (Atomics.load(w.view, 0) === 1) w.wait(1);
+        pending[w.api].push(performance.now() - t0);
+      }
+    }
+    if (performance.now() - lastReport > REPORT_MS) {
+      flush(pending);
+      lastReport = performance.now();
+    }
+  }
+  flush(pending);
+  for (const w of both) {
+    Atomics.store(w.view, 0, STOP_BALL);
+    w.notify();
+  }
+}
+
+function flush(pending: Record<Api, number[]>): void {
+  for (const api of ['parklot', 'native'] as const) {
+    if (pending[api].length) reply({ type: 'samples', api, ms: pending[api] });
+    pending[api] = [];
+  }
+}
+
+function pong(rt: Runtime, m: LabInit): void {
+  const both = waitsFor(rt, m.base);
+  for (;;) {
+    for (const w of both) {
+      for (let i = 0; i < BLOCK; i++) {
+        let v: number;
+        while ((v = Atomics.load(w.view, 0)) === 0) w.wait(0);
+        if (v === STOP_BALL) return;
+        Atomics.store(w.view, 0, 0);
+        w.notify();
+      }
+    }
+  }
+}
+
+/** Every `tickMs`, alternately: stamp the time, bump a tick word, notify it (parklot's or the engine's). */
+function ticker(rt: Runtime, m: LabInit): void {
+  const stop = new Int32Array(m.control);
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const ticks = [
+    { word: rt.int32(m.base + LAB.TICK_PARKLOT), stamp: rt.float64(m.base + LAB.STAMP_PARKLOT), notify: (w: Int32Array) => rt.atomics.notify(w, 0) },
+    { word: rt.int32(m.base + LAB.TICK_NATIVE), stamp: rt.float64(m.base + LAB.STAMP_NATIVE), notify: (w: Int32Array) => Atomics.notify(w, 0) },
+  ];
+  let k = 0;
+  while (Atomics.load(stop, 0) === 0) {
+    Atomics.wait(sleeper, 0, 0, m.tickMs / 2); // a plain sleep
+    const t = ticks[k++ % 2]!;
+    t.stamp[0] = performance.timeOrigin + performance.now();
+    Atomics.add(t.word, 0, 1);
+    t.notify(t.word);
+  }
+}
+
+onmessage = async (e: MessageEvent<LabInit>) => {
+  const m = e.data;
+  try {
+    const rt = await Runtime.attach(m.handle as RuntimeHandle);
+    reply({ type: 'ready' });
+    if (m.role === 'ping') ping(rt, m);
+    else if (m.role === 'pong') pong(rt, m);
+    else ticker(rt, m);
+    rt.close();
+    reply({ type: 'done' });
+  } catch (err) {
+    reply({ type: 'error', message: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+  }
+};

@@ -1,0 +1,254 @@
+/** The wait/notify lab page: runs the workers, keeps the samples, draws the histograms. */
+import { Runtime } from '../../js/dist/index.js';
+import { Chart, byId, colourFor, duration, isolated, quantile, showError } from './common.js';
+import { LAB, type Api, type LabInit, type LabReply } from './lab-protocol.js';
+
+/** Histogram bins: four per doubling, from 1 µs up; times in ms. */
+const BINS_PER_OCTAVE = 4;
+const FIRST_EDGE_MS = 0.001;
+const TICK_MS = 10;
+const REDRAW_MS = 250;
+
+type Measurement = 'ping-parklot' | 'ping-native' | 'main-parklot' | 'main-native';
+const LABELS: Record<Measurement, string> = {
+  'ping-parklot': 'round trip, parklot atomics.wait/notify',
+  'ping-native': 'round trip, engine Atomics.wait/notify',
+  'main-parklot': 'main thread wake-up, parklot waitAsync',
+  'main-native': 'main thread wake-up, engine Atomics.waitAsync',
+};
+
+declare global {
+  interface Window {
+    /** The lab, for the browser benchmark (bench/browser) and tests. */
+    parklotLab?: { run(seconds: number): Promise<Record<Measurement, number[]>> };
+  }
+}
+
+function binOf(ms: number): number {
+  return Math.max(0, Math.floor(Math.log2(ms / FIRST_EDGE_MS) * BINS_PER_OCTAVE));
+}
+function edgeOf(bin: number): number {
+  return FIRST_EDGE_MS * 2 ** (bin / BINS_PER_OCTAVE);
+}
+
+class Samples {
+  readonly all: number[] = [];
+  readonly bins = new Map<number, number>();
+  add(ms: number): void {
+    this.all.push(ms);
+    const b = binOf(ms);
+    this.bins.set(b, (this.bins.get(b) ?? 0) + 1);
+  }
+  sorted(): number[] {
+    return [...this.all].sort((a, b) => a - b);
+  }
+}
+
+function histogramChart(canvas: HTMLCanvasElement, title: string, series: { label: string; colour: string }[]): Chart<'bar'> {
+  return new Chart(canvas, {
+    type: 'bar',
+    data: { labels: [], datasets: series.map((s) => ({ label: s.label, data: [], backgroundColor: s.colour, barPercentage: 1, categoryPercentage: 0.9 })) },
+    options: {
+      scales: {
+        x: { title: { display: true, text: 'latency (bin starts at)' } },
+        y: { beginAtZero: true, title: { display: true, text: 'samples' } },
+      },
+      plugins: { title: { display: true, text: title }, legend: { display: series.length > 1, position: 'bottom' } },
+    },
+  });
+}
+
+/** Draws `groups` of samples on `chart` over a common bin range (`range`: the bins to show). */
+function drawHistogram(chart: Chart<'bar'>, groups: Samples[], range: [number, number], yMax?: number): void {
+  const [lo, hi] = range;
+  const bins = Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
+  chart.data.labels = bins.map((b) => (b === 0 ? `≤ ${duration(edgeOf(1))}` : duration(edgeOf(b))));
+  groups.forEach((g, i) => {
+    chart.data.datasets[i]!.data = bins.map((b) => g.bins.get(b) ?? 0);
+  });
+  // What each series shows, in total, for tests and for anyone inspecting the page.
+  chart.canvas.dataset['sums'] = chart.data.datasets.map((d) => (d.data as number[]).reduce((a, b) => a + b, 0)).join(',');
+  if (yMax !== undefined) chart.options.scales!['y']!.max = yMax;
+  chart.update();
+}
+
+function binRange(groups: Samples[]): [number, number] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const g of groups) {
+    for (const b of g.bins.keys()) {
+      lo = Math.min(lo, b);
+      hi = Math.max(hi, b);
+    }
+  }
+  return lo === Infinity ? [0, -1] : [Math.max(0, lo - 1), hi + 1];
+}
+
+function maxCount(groups: Samples[]): number {
+  let m = 0;
+  for (const g of groups) for (const c of g.bins.values()) m = Math.max(m, c);
+  return m;
+}
+
+function spawn(role: LabInit['role'], init: Omit<LabInit, 'type' | 'role'>): { worker: Worker; ready: Promise<void>; done: Promise<void> } {
+  const worker = new Worker(new URL('./lab-worker.ts', import.meta.url), { type: 'module', name: `lab-${role}` });
+  let ready!: () => void;
+  let done!: () => void;
+  let fail!: (e: Error) => void;
+  const readyP = new Promise<void>((r, f) => {
+    ready = r;
+    fail = f;
+  });
+  const doneP = new Promise<void>((r, f) => {
+    done = r;
+    const prev = fail;
+    fail = (e) => {
+      prev(e);
+      f(e);
+    };
+  });
+  doneP.catch(() => {});
+  worker.onmessage = (e: MessageEvent<LabReply>) => {
+    const m = e.data;
+    if (m.type === 'ready') ready();
+    else if (m.type === 'done') done();
+    else if (m.type === 'error') fail(new Error(`lab ${role} worker: ${m.message}`));
+    else onSamples(m.api, m.ms);
+  };
+  worker.onerror = (e) => fail(new Error(`lab ${role} worker: ${e.message}`));
+  worker.postMessage({ type: 'init', role, ...init } satisfies LabInit);
+  return { worker, ready: readyP, done: doneP };
+}
+
+let onSamples: (api: Api, ms: number[]) => void = () => {};
+
+async function main(): Promise<void> {
+  const rt = await Runtime.create({ mayBlock: false });
+  const samples: Record<Measurement, Samples> = {
+    'ping-parklot': new Samples(),
+    'ping-native': new Samples(),
+    'main-parklot': new Samples(),
+    'main-native': new Samples(),
+  };
+  const parklotColour = colourFor('parklot');
+  const nativeColour = colourFor('engine');
+  const charts = {
+    parklot: histogramChart(byId('hist-parklot'), 'parklot: rt.atomics.wait / notify', [{ label: 'round trips', colour: parklotColour }]),
+    native: histogramChart(byId('hist-native'), 'engine: Atomics.wait / notify', [{ label: 'round trips', colour: nativeColour }]),
+    main: histogramChart(byId('hist-main'), 'main thread: waitAsync woken by a worker', [
+      { label: 'parklot rt.atomics.waitAsync', colour: parklotColour },
+      { label: 'engine Atomics.waitAsync', colour: nativeColour },
+    ]),
+  };
+  const section = byId('lab-result');
+  const startButton = byId<HTMLButtonElement>('start');
+  const stopButton = byId<HTMLButtonElement>('stop');
+  const secondsInput = byId<HTMLInputElement>('seconds');
+
+  function redraw(): void {
+    const ping = [samples['ping-parklot'], samples['ping-native']];
+    const range = binRange(ping);
+    const yMax = maxCount(ping);
+    drawHistogram(charts.parklot, [ping[0]!], range, yMax);
+    drawHistogram(charts.native, [ping[1]!], range, yMax);
+    const mains = [samples['main-parklot'], samples['main-native']];
+    drawHistogram(charts.main, mains, binRange(mains));
+    const body = byId('lab-table').querySelector('tbody')!;
+    body.replaceChildren(
+      ...(Object.keys(samples) as Measurement[]).map((k) => {
+        const s = samples[k].sorted();
+        const row = document.createElement('tr');
+        const mean = s.length ? duration(s.reduce((a, b) => a + b, 0) / s.length) : '–';
+        for (const text of [LABELS[k], String(s.length), mean, ...[0.1, 0.5, 0.9, 0.99].map((q) => (s.length ? duration(quantile(s, q)) : '–'))]) {
+          const td = document.createElement('td');
+          td.textContent = text;
+          row.append(td);
+        }
+        return row;
+      }),
+    );
+    for (const k of Object.keys(samples) as Measurement[]) section.dataset[camel(k)] = String(samples[k].all.length);
+  }
+
+  /** The main thread's side: wait for ticks with waitAsync, one loop per API. */
+  async function waitForTicks(api: Api, base: number, running: () => boolean): Promise<void> {
+    const word = rt.int32(base + (api === 'parklot' ? LAB.TICK_PARKLOT : LAB.TICK_NATIVE));
+    const stamp = rt.float64(base + (api === 'parklot' ? LAB.STAMP_PARKLOT : LAB.STAMP_NATIVE));
+    const into = samples[api === 'parklot' ? 'main-parklot' : 'main-native'];
+    while (running()) {
+      const seen = Atomics.load(word, 0);
+      // A timeout lets the loop see the end of the run even if no tick comes.
+      const r = api === 'parklot' ? rt.atomics.waitAsync(word, 0, seen, 4 * TICK_MS) : Atomics.waitAsync(word, 0, seen, 4 * TICK_MS);
+      if (!r.async) continue; // a tick came in between: nothing to time
+      if ((await r.value) === 'ok') into.add(performance.timeOrigin + performance.now() - stamp[0]!);
+    }
+  }
+
+  let stopRequested: (() => void) | undefined;
+
+  async function run(seconds: number): Promise<Record<Measurement, number[]>> {
+    for (const s of Object.values(samples)) {
+      s.all.length = 0;
+      s.bins.clear();
+    }
+    const base = rt.alloc(LAB.BYTES, 64);
+    const control = new SharedArrayBuffer(4);
+    const init = { handle: rt.handle(), base, control, tickMs: TICK_MS };
+    onSamples = (api, ms) => {
+      const into = samples[api === 'parklot' ? 'ping-parklot' : 'ping-native'];
+      for (const t of ms) into.add(t);
+    };
+    let running = true;
+    section.dataset['state'] = 'running';
+    const pong = spawn('pong', init);
+    await pong.ready; // ping starts only once pong can answer
+    const ping = spawn('ping', init);
+    const tick = spawn('ticker', init);
+    await Promise.all([ping.ready, tick.ready]);
+    const mainLoops = [waitForTicks('parklot', base, () => running), waitForTicks('native', base, () => running)];
+    const timer = setInterval(redraw, REDRAW_MS);
+    try {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, seconds * 1000);
+        stopRequested = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      Atomics.store(new Int32Array(control), 0, 1);
+      running = false;
+      await Promise.all([ping.done, pong.done, tick.done, ...mainLoops]);
+    } finally {
+      stopRequested = undefined;
+      clearInterval(timer);
+      for (const w of [ping, pong, tick]) w.worker.terminate();
+      rt.free(base, LAB.BYTES, 64);
+    }
+    redraw();
+    section.dataset['state'] = 'done';
+    return Object.fromEntries((Object.keys(samples) as Measurement[]).map((k) => [k, [...samples[k].all]])) as Record<Measurement, number[]>;
+  }
+
+  window.parklotLab = { run };
+  section.dataset['state'] = 'idle';
+  startButton.disabled = false;
+  byId('controls').addEventListener('submit', (e) => {
+    e.preventDefault();
+    startButton.disabled = true;
+    stopButton.disabled = false;
+    const seconds = Math.min(120, Math.max(1, Number(secondsInput.value) || 5));
+    run(seconds)
+      .catch(showError)
+      .finally(() => {
+        startButton.disabled = false;
+        stopButton.disabled = true;
+      });
+  });
+  stopButton.addEventListener('click', () => stopRequested?.());
+}
+
+function camel(k: string): string {
+  return `${k.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}Samples`;
+}
+
+if (isolated()) main().catch(showError);

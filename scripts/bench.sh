@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `npm run bench`: installs and builds what the benchmarks need (Rust, the
+# wasm module, the package and demo pages for the Chromium runs, Chromium and
+# Emscripten), then runs every suite (bench/run.mjs): native, wasm in Node
+# workers, wasm in Chromium workers. Results, charts and tables go to
+# bench/results/ (with --quick, a one-minute smoke: bench/results/quick/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh bench
+bash scripts/build-wasm.sh
+printf '[bench] building the package, the demo pages and the native suite\n'
+node node_modules/typescript/bin/tsc -p js/tsconfig.json
+node node_modules/vite/bin/vite.js build --config demo/vite.config.ts --logLevel error
+cargo build --quiet --release -p parklot-bench
+exec node bench/run.mjs "$@"

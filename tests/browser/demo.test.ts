@@ -1,0 +1,262 @@
+// The demo pages in a real Chromium: served cross-origin isolated by the main
+// command's server, the arena with workers and the page's own thread on one
+// lock, the wait/notify lab, and what a page says when it cannot share memory.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, openPage, screenshot, startServer, type Browser, type Server } from './browser.js';
+
+let server: Server;
+let plain: Server;
+let browser: Browser;
+
+beforeAll(async () => {
+  [server, plain, browser] = await Promise.all([startServer(), startServer('--no-isolation'), launchBrowser()]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all([server?.stop(), plain?.stop()]);
+  for (const s of [server, plain]) {
+    if (!s) continue;
+    // Stopped by PID: the process is gone.
+    expect(() => process.kill(s.pid, 0)).toThrow();
+  }
+});
+
+/** The arena's result block, once a run has stopped. */
+interface ArenaDone {
+  exact: string;
+  counter: string;
+  expected: string;
+  perWorker: string;
+  main: string;
+}
+
+describe('the demo server', () => {
+  it('serves the pages cross-origin isolated, with the wasm module as application/wasm', async () => {
+    const res = await fetch(server.url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+    const html = await res.text();
+    expect(html).toContain('arena.html');
+    const { page, errors } = await openPage(browser, server.url);
+    expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(true);
+    expect(await page.locator('#isolation-help').count()).toBe(0);
+    await expect.poll(() => page.locator('#isolation-state').textContent()).toContain('crossOriginIsolated: true');
+    // The bundled wasm module is served with its MIME type (streaming compilation needs it).
+    const assets = readdirSync(fileURLToPath(new URL('../../demo/dist/assets/', import.meta.url)));
+    const wasm = assets.find((f) => f.endsWith('.wasm'));
+    expect(wasm).toBeDefined();
+    const wasmRes = await fetch(`${server.url}assets/${wasm}`);
+    expect(wasmRes.headers.get('content-type')).toBe('application/wasm');
+    expect(wasmRes.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    await screenshot(page, 'landing');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('is what the main command (npm start) builds and serves, until stopped by its PID', async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const child = spawn('bash', ['scripts/start.sh', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let out = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`npm start printed no URL within 120 s:\n${out}`)), 120_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const m = /parklot demo: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      void exited.then((code) => reject(new Error(`npm start exited (${code}):\n${out}`)));
+    });
+    const res = await fetch(`${url}lab.html`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+    process.kill(child.pid!, 'SIGTERM');
+    expect(await exited).toBe(0);
+    await expect(fetch(url)).rejects.toThrow();
+  });
+
+  it('answers 404 for paths outside the demo', async () => {
+    expect((await fetch(new URL('../package.json', server.url))).status).toBe(404);
+    expect((await fetch(new URL('/%2e%2e/package.json', server.url))).status).toBe(404);
+    expect((await fetch(new URL('/no-such-page.html', server.url))).status).toBe(404);
+  });
+});
+
+describe('lock arena', () => {
+  it('4 workers and the main thread share parklot Lock for 2 s: counter exact, every thread served', async () => {
+    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
+    await page.waitForSelector('#result[data-state=idle]');
+    expect(await page.locator('#lock option:checked').textContent()).toBe('parklot::Lock');
+    await page.fill('#workers', '4');
+    await page.selectOption('#work', '1');
+    await page.check('#main-thread');
+    await page.click('#start');
+    await page.waitForSelector('#result[data-state=running]');
+    await page.waitForTimeout(2000);
+    await screenshot(page, 'arena-running');
+    await page.click('#stop');
+    await page.waitForSelector('#result[data-state=done]', { timeout: 30_000 });
+    const r = (await page.locator('#result').evaluate((el) => ({ ...(el as HTMLElement).dataset }))) as unknown as ArenaDone;
+    const perWorker = JSON.parse(r.perWorker) as number[];
+    expect(perWorker).toHaveLength(4);
+    for (const n of perWorker) expect(n).toBeGreaterThan(0);
+    expect(Number(r.main)).toBeGreaterThan(0);
+    expect(r.exact).toBe('true');
+    expect(Number(r.counter)).toBe(perWorker.reduce((a, b) => a + b, 0) + Number(r.main));
+    // The live charts were drawn: the rate line has points, the fairness chart 4 workers + main.
+    const charts = await page.evaluate(() => {
+      const canvases = [...document.querySelectorAll('canvas')];
+      return canvases.map((c) => c.width * c.height);
+    });
+    expect(charts.every((area) => area > 0)).toBe(true);
+    expect(await page.locator('#runs tbody tr').count()).toBe(1);
+    expect(await page.locator('#runs tbody tr td.ok').textContent()).toMatch(/^exact/);
+    await screenshot(page, 'arena');
+    expect(errors.filter((e) => /cannot be called in this context/i.test(e))).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs every lock the page offers, and the pure-JS mutex, with exact counters', async () => {
+    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
+    await page.waitForSelector('#result[data-state=idle]');
+    const results = await page.evaluate(async () => {
+      const { arena, JS_MUTEX } = window.parklotArena!;
+      const out: { lock: string; exact: boolean; counter: number; min: number }[] = [];
+      for (const peer of [...arena.peers.keys(), JS_MUTEX]) {
+        const r = await arena.run({ workers: 3, peer, work: 10, mainThread: false }, 300);
+        out.push({ lock: r.lock, exact: r.exact, counter: r.counter, min: Math.min(...r.perWorker) });
+      }
+      return out;
+    });
+    expect(results.map((r) => r.lock)).toContain('std::sync::Mutex');
+    expect(results.map((r) => r.lock)).toContain('pure-JS Atomics mutex');
+    expect(results.length).toBeGreaterThanOrEqual(9);
+    for (const r of results) {
+      expect(r, r.lock).toMatchObject({ exact: true });
+      expect(r.counter, r.lock).toBeGreaterThan(0);
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('HandoffLock never hands the lock to a waiter that is not asleep yet (regression: a run hung)', async () => {
+    // In wasm a waiter can be queued but not yet asleep when the fairness timer
+    // makes an unlock probe it; HandoffLock handed the lock to such an
+    // unconfirmed waiter, which then retried as if it had not got it. About
+    // one run in six hung with 3 workers.
+    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
+    await page.waitForSelector('#result[data-state=idle]');
+    const results = await page.evaluate(async () => {
+      const { arena } = window.parklotArena!;
+      const peer = arena.peers.indexOf('HandoffLock');
+      const out: boolean[] = [];
+      for (let i = 0; i < 12; i++) out.push((await arena.run({ workers: 3, peer, work: 1, mainThread: false }, 150)).exact);
+      return out;
+    });
+    expect(results).toEqual(Array(12).fill(true));
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('refuses a bad configuration with an error that says what to do', async () => {
+    const { page } = await openPage(browser, `${server.url}arena.html`);
+    await page.waitForSelector('#result[data-state=idle]');
+    const messages = await page.evaluate(async () => {
+      const { arena } = window.parklotArena!;
+      const std = arena.peers.indexOf('std::sync::Mutex');
+      const tries = [
+        { workers: 0, peer: 0, work: 1, mainThread: false },
+        { workers: 4, peer: 0, work: 0, mainThread: false },
+        { workers: 4, peer: 99, work: 1, mainThread: false },
+        { workers: 2, peer: std, work: 1, mainThread: true },
+      ];
+      const out: string[] = [];
+      for (const c of tries) {
+        try {
+          await arena.start(c);
+          out.push('started');
+        } catch (e) {
+          out.push(`${(e as Error).name}: ${(e as Error).message}`);
+        }
+      }
+      return out;
+    });
+    expect(messages[0]).toMatch(/^RangeError: arena: workers must be 1 to 16/);
+    expect(messages[1]).toMatch(/^RangeError: arena: work must be 1 to 1000/);
+    expect(messages[2]).toMatch(/^RangeError: arena: no lock 99/);
+    expect(messages[3]).toMatch(/^TypeError: .*only parklot::Lock can take the main thread/);
+    // The main-thread box is off for a lock without an async path.
+    await page.selectOption('#lock', { label: 'std::sync::Mutex (Rust, in wasm)' });
+    expect(await page.isDisabled('#main-thread')).toBe(true);
+    expect(await page.locator('#main-note').textContent()).toContain('async path');
+    await page.close();
+  });
+});
+
+describe('wait/notify lab', () => {
+  it('measures ping-pong through parklot and the engine, and main-thread waitAsync wake-ups, with histograms', async () => {
+    const { page, errors } = await openPage(browser, `${server.url}lab.html`);
+    await page.waitForSelector('#lab-result[data-state=idle]');
+    await page.fill('#seconds', '3');
+    await page.click('#start');
+    await page.waitForSelector('#lab-result[data-state=done]', { timeout: 30_000 });
+    const counts = await page.locator('#lab-result').evaluate((el) => ({ ...(el as HTMLElement).dataset }));
+    for (const key of ['pingParklotSamples', 'pingNativeSamples', 'mainParklotSamples', 'mainNativeSamples']) {
+      expect(Number(counts[key]), key).toBeGreaterThan(20);
+    }
+    // Each histogram holds every sample of its measurement.
+    const sums = await page.evaluate(() => {
+      const sum = (id: string): number[] => (document.getElementById(id)!.dataset['sums'] ?? '').split(',').map(Number);
+      return { parklot: sum('hist-parklot'), native: sum('hist-native'), main: sum('hist-main') };
+    });
+    expect(sums.parklot).toEqual([Number(counts['pingParklotSamples'])]);
+    expect(sums.native).toEqual([Number(counts['pingNativeSamples'])]);
+    expect(sums.main).toEqual([Number(counts['mainParklotSamples']), Number(counts['mainNativeSamples'])]);
+    expect(await page.locator('#lab-table tbody tr').count()).toBe(4);
+    await screenshot(page, 'lab');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('a page that cannot share memory', () => {
+  it('explains the missing headers when served without COOP/COEP', async () => {
+    const res = await fetch(`${plain.url}arena.html`);
+    expect(res.headers.get('cross-origin-opener-policy')).toBeNull();
+    for (const path of ['', 'arena.html', 'lab.html']) {
+      const { page } = await openPage(browser, plain.url + path);
+      expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(false);
+      const help = page.locator('#isolation-help');
+      await help.waitFor();
+      const text = await help.textContent();
+      expect(text).toContain('not cross-origin isolated');
+      expect(text).toContain('Cross-Origin-Opener-Policy: same-origin');
+      expect(text).toContain('Cross-Origin-Embedder-Policy: require-corp');
+      expect(text).toContain('npm start');
+      if (path === 'arena.html') {
+        expect(await page.locator('#controls').isVisible()).toBe(false);
+        await screenshot(page, 'arena-not-isolated');
+      }
+      await page.close();
+    }
+  });
+
+  it('explains how to serve the page when it is opened as a file', async () => {
+    const url = pathToFileURL(new URL('../../demo/dist/arena.html', import.meta.url).pathname).href;
+    const { page } = await openPage(browser, url);
+    const help = page.locator('#isolation-help');
+    await help.waitFor();
+    expect(await help.textContent()).toContain('opened as a file');
+    expect(await help.textContent()).toContain('npm start');
+    await page.close();
+  });
+});
