@@ -7,7 +7,8 @@
 #   scripts/setup.sh bench  also Chromium (browser runs) and Emscripten (the
 #                           C pthread_mutex_t peer)
 #   scripts/setup.sh test   also clippy, rustfmt, Miri, the ARM64 target,
-#                           Debian's cross gcc and qemu-user
+#                           Debian's cross gcc and qemu-user, and Firefox ESR
+#                           (the demo's pages are tested in it too)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -52,7 +53,8 @@ if [ "$mode" = test ]; then
 fi
 
 # Debian packages. bench and test: Chromium for the browser runs, Emscripten
-# for the C peer. test: a C compiler and qemu for the ARM64 build and tests.
+# for the C peer. test: Firefox, and a C compiler and qemu for the ARM64
+# build and tests.
 need=()
 if [ "$mode" != run ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
@@ -60,6 +62,7 @@ if [ "$mode" != run ]; then
   command -v cc >/dev/null 2>&1 || need+=(gcc)
 fi
 if [ "$mode" = test ]; then
+  command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)
   command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
   [ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need+=(libc6-dev-arm64-cross)
   command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)

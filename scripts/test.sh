@@ -12,7 +12,8 @@
 #   8. the npm package: TypeScript build, Vitest suite with real worker_threads
 #      (including npm pack and a fresh install)
 #   9. the demo pages in Chromium (Playwright): the main command's server,
-#      the lock arena, the wait/notify lab, pages that cannot share memory
+#      the lock arena, the wait/notify lab, pages that cannot share memory;
+#      and the arena and the lab in Firefox (puppeteer-core, WebDriver BiDi)
 #  10. the benchmark smoke (npm run bench -- --quick): every suite runs
 #      briefly and checks its counters and outputs, never its timings
 #
@@ -75,7 +76,7 @@ step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js npm run --silent test:js
 
-step "demo pages in Chromium (Playwright)"
+step "demo pages in Chromium (Playwright) and Firefox"
 run browser npm run --silent test:browser
 
 step "benchmark smoke (correctness and outputs, never timings)"
