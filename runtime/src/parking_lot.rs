@@ -1156,10 +1156,23 @@ mod tests {
     #[test]
     fn notify_with_no_waiter_takes_no_lock() {
         // Hold the bucket of an address nobody waits on: an unpark_count that
-        // took the lock would block until we let go.
-        let word = 0u32;
-        let key = &word as *const u32 as usize;
-        let bucket = lock_bucket(key);
+        // took the lock would block until we let go. Other tests park
+        // meanwhile, so pick a bucket that is empty while we hold it (nobody
+        // can count in without its lock).
+        let words = [0u64; 64];
+        let (key, bucket) = words
+            .iter()
+            .find_map(|w| {
+                let key = w as *const u64 as usize;
+                let bucket = lock_bucket(key);
+                if bucket.waiters.load(Ordering::Relaxed) == 0 {
+                    return Some((key, bucket));
+                }
+                // SAFETY: locked by lock_bucket just above.
+                unsafe { bucket.lock.unlock() };
+                None
+            })
+            .expect("every bucket holds a waiter of another test");
         let (tx, rx) = std::sync::mpsc::channel();
         let h = std::thread::spawn(move || tx.send(unpark_count(key, usize::MAX)).unwrap());
         let answer = rx.recv_timeout(Duration::from_secs(10));
