@@ -17,9 +17,6 @@
 
 use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
 
-/// Threads here cannot vanish while parked.
-pub(crate) const THREADS_CAN_VANISH: bool = false;
-
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
 const CLAIMED: u32 = 2;
@@ -78,12 +75,6 @@ impl Parker {
         true
     }
 
-    /// Whether the owner is waiting right now. A condition variable cannot
-    /// tell, so the answer is yes: threads here never vanish while parked.
-    pub(crate) fn probe_waiting(&self) -> bool {
-        true
-    }
-
     /// Whether a waker has claimed this record and finished waking it.
     #[inline]
     pub(crate) fn is_unparked(&self) -> bool {
@@ -112,9 +103,8 @@ pub(crate) struct UnparkHandle {
 }
 
 impl UnparkHandle {
-    /// Wakes the owner; returns `true` (a condition variable cannot tell
-    /// whether it was waiting, and threads here never vanish).
-    pub(crate) fn unpark(self) -> bool {
+    /// Wakes the owner.
+    pub(crate) fn unpark(self) {
         // SAFETY: the state is CLAIMED, so the owner is still inside `park`
         // (or will wait there) until it sees IDLE under the mutex we now take:
         // the record outlives this call.
@@ -122,7 +112,6 @@ impl UnparkHandle {
         let _guard = parker.mutex.lock().unwrap_or_else(|e| e.into_inner());
         parker.state.store(IDLE, Ordering::Release);
         parker.condvar.notify_one();
-        true
     }
 }
 
