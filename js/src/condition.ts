@@ -4,7 +4,7 @@
  * wakeups), and a notify with nobody waiting is one load.
  */
 import { Core } from './core.js';
-import { closedError } from './errors.js';
+import { OwnerDiedError, closedError } from './errors.js';
 import { lockCore, refuseToBlock, type Lock } from './lock.js';
 import { toTimeout } from './validate.js';
 import { Queue, acquire, settle } from './waiters.js';
@@ -51,8 +51,10 @@ export class Condition {
     const lockAddress = this.#lockAddress(lock, 'Condition.wait()');
     const t = toTimeout(timeout);
     if (!core.canBlock) refuseToBlock(core, 'Condition.wait()', 'await condition.waitAsync(lock)');
-    this.#checkHeld(lockAddress, 'Condition.wait()');
-    return core.glue.condition_wait(this.address, lockAddress, t);
+    const r = core.glue.condition_wait(this.address, lockAddress, t);
+    if (r & Waited.NotHeld) throw notHeldError('Condition.wait()');
+    if (r & Waited.OwnerDied) throw new OwnerDiedError('Condition.wait()', lockAddress);
+    return (r & Waited.Notified) !== 0;
   }
 
   /**
@@ -70,14 +72,17 @@ export class Condition {
     const lockAddress = this.#lockAddress(lock, 'Condition.waitAsync()');
     const t = toTimeout(timeout);
     if (core.closed) throw closedError();
-    this.#checkHeld(lockAddress, 'Condition.waitAsync()');
     const deadline = t === Infinity ? Infinity : performance.now() + t;
     const g = core.glue;
     const record = core.pool.take();
     try {
       record.key = this.address;
       record.queuedOn = Queue.Condition;
-      g.condition_wait_async_begin(this.address, lockAddress, record.address); // queues, then unlocks
+      // Queues, then unlocks (if this thread holds the lock: else nothing is done).
+      if (!g.condition_wait_async_begin(this.address, lockAddress, record.address)) {
+        record.queuedOn = Queue.None;
+        throw notHeldError('Condition.waitAsync()');
+      }
       let notified: boolean;
       core.keepAlive.enter();
       try {
@@ -87,7 +92,7 @@ export class Condition {
         core.keepAlive.leave();
       }
       record.queuedOn = Queue.None;
-      await acquire(core, record, lockAddress, Infinity);
+      await acquire(core, record, lockAddress, Infinity, 'Condition.waitAsync()');
       return notified;
     } finally {
       core.pool.give(record);
@@ -130,9 +135,15 @@ export class Condition {
     return lock.address;
   }
 
-  #checkHeld(lockAddress: number, call: string): void {
-    if (!this.#core.glue.is_locked(lockAddress)) {
-      throw new TypeError(`parklot: ${call} needs its lock held by this thread: take it first (lock.lock() or await lock.lockAsync())`);
-    }
-  }
+}
+
+/** What `condition_wait` returns: bit flags (wasm/src/lib.rs, `waited`). */
+const Waited = { Notified: 1, OwnerDied: 2, NotHeld: 4 } as const;
+
+/** A wait on a condition with a lock this thread does not hold (checked in wasm against the locks this thread took). */
+function notHeldError(call: string): TypeError {
+  return new TypeError(
+    `parklot: ${call} needs its lock held by this thread (it took it with lock(), tryLock(), lockFor() or lockAsync() ` +
+      'and has not unlocked it): take it first',
+  );
 }

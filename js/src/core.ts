@@ -6,6 +6,7 @@
  */
 import { closedError, setupError } from './errors.js';
 import type { Glue, RawExports } from './loader.js';
+import type { Life } from './liveness.js';
 import { KeepAlive, WaiterPool } from './waiters.js';
 
 /** First word of a runtime's header: "prlk", so `attach` can tell a parklot memory. */
@@ -37,6 +38,8 @@ export class Core {
   readonly #foreign = new WeakSet<SharedArrayBuffer>();
   /** A 4-byte cell only this instance touches, for `ownsBuffer`'s probe. */
   readonly #probe: number;
+  /** Two u32s `thread_reap` writes a reaped thread's TLS block and stack to. */
+  readonly #reaped: number;
 
   private constructor(
     readonly glue: Glue,
@@ -45,12 +48,14 @@ export class Core {
     readonly memory: WebAssembly.Memory,
     readonly mayBlock: boolean,
     readonly header: Header,
+    readonly life: Life,
   ) {
     this.canBlock = mayBlock;
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
     this.pool = new WaiterPool(this);
     this.#probe = glue.alloc(4, 4);
+    this.#reaped = glue.alloc(8, 4);
   }
 
   /**
@@ -58,23 +63,34 @@ export class Core {
    * up this thread. Without `header` the memory is new and this instance
    * writes its header; with one, the memory belongs to a live runtime.
    */
-  static open(glue: Glue, module: WebAssembly.Module, memory: WebAssembly.Memory, mayBlock: boolean, header?: Header): Core {
+  static open(
+    glue: Glue,
+    module: WebAssembly.Module,
+    memory: WebAssembly.Memory,
+    mayBlock: boolean,
+    life: Life,
+    header?: Header,
+    newId?: number,
+  ): Core {
     let raw: RawExports;
     try {
       raw = glue.initSync({ module, memory });
       glue.thread_init(mayBlock);
+      // What `__wbindgen_thread_destroy` frees for this thread once it is gone.
+      const globals = raw as unknown as { __tls_base?: WebAssembly.Global; __stack_alloc?: WebAssembly.Global };
+      glue.thread_register(life.tag, Number(globals.__tls_base?.value ?? 0), Number(globals.__stack_alloc?.value ?? 0));
     } catch (e) {
       throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
     }
     if (header === undefined) {
       const address = glue.alloc(8, 8);
-      const id = (Math.random() * 0x1_0000_0000) >>> 0;
+      const id = newId ?? (Math.random() * 0x1_0000_0000) >>> 0;
       const heap = new Int32Array(memory.buffer);
       Atomics.store(heap, (address >>> 2) + 1, id);
       Atomics.store(heap, address >>> 2, HEADER_MAGIC);
       header = { address, id };
     }
-    return new Core(glue, raw, module, memory, mayBlock, header);
+    return new Core(glue, raw, module, memory, mayBlock, header, life);
   }
 
   /** Whether `memory` carries the header `header` describes (read-only check, before instantiating). */
@@ -159,8 +175,33 @@ export class Core {
     this.canBlock = false;
     this.pool.closeAll();
     this.glue.free(this.#probe, 4, 4);
+    this.glue.free(this.#reaped, 8, 4);
+    // Leaves the registry; locks this thread still holds are released, marked owner-died.
+    this.glue.thread_unregister();
     this.keepAlive.clear();
+    this.life.release();
+    Atomics.notify(this.heap32(), this.glue.thread_generation_address() >>> 2); // ends a watcher's wait
     const stack = (this.raw as unknown as { __stack_alloc?: WebAssembly.Global }).__stack_alloc;
     if (stack !== undefined && stack.value !== 0) this.raw.__wbindgen_thread_destroy();
+  }
+
+  /**
+   * Reaps the threads registered under `tag`, which must be gone for good
+   * (see liveness.ts): their waits leave the queues, the locks they held are
+   * released as owner-died, and their stacks and TLS blocks are freed.
+   * Returns how many threads it reaped.
+   */
+  reap(tag: number): number {
+    if (this.closed) return 0;
+    let n = 0;
+    while (this.glue.thread_reap(tag, this.#reaped)) {
+      n++;
+      const heap = this.heap32();
+      const tls = heap[this.#reaped >>> 2]! >>> 0;
+      const stack = heap[(this.#reaped >>> 2) + 1]! >>> 0;
+      // A thread on the module's own stack (the first instance) has nothing to free.
+      if (stack !== 0) this.raw.__wbindgen_thread_destroy(tls, stack);
+    }
+    return n;
   }
 }

@@ -22,6 +22,36 @@ export function cannotBlockError(call: string, alternative: string): TypeError {
   );
 }
 
+/**
+ * Thrown by an acquisition (`lock()`, `tryLock()`, `lockFor()`,
+ * `lockAsync()`, a condition's `wait` taking its lock back) that got a lock
+ * whose last owner died holding it (a terminated worker, reaped): like a
+ * robust mutex's EOWNERDEAD. The caller holds the lock when it catches this;
+ * the data the lock guards may be half-updated. Repair it, then unlock.
+ */
+export class OwnerDiedError extends Error {
+  override readonly name = 'OwnerDiedError';
+  /** The lock's address (this thread holds it now). */
+  readonly address: number;
+  constructor(call: string, address: number) {
+    super(
+      `parklot: ${call}: the lock's last owner died holding it (a terminated worker): ` +
+        'this thread holds the lock now, and the data it guards may be inconsistent; check or repair it, then unlock',
+    );
+    this.address = address;
+  }
+}
+
+/** A lock taken again by the thread that holds it. */
+export function alreadyHeldError(call: string): TypeError {
+  return new TypeError(`parklot: ${call}: this thread already holds the lock (locks are not reentrant); unlock it first`);
+}
+
+/** `unlock()` of a lock that another thread holds. */
+export function heldByAnotherError(call: string): TypeError {
+  return new TypeError(`parklot: ${call}: the lock is held by another thread; only the thread that took it may unlock it`);
+}
+
 /** `unlock()` of a lock that nobody holds. */
 export function notLockedError(call: string): TypeError {
   return new TypeError(`parklot: ${call}: unlock of a lock that is not locked`);

@@ -17,6 +17,7 @@
 export { Runtime } from './runtime.js';
 export type { AttachOptions, RuntimeHandle, RuntimeOptions } from './runtime.js';
 export { Lock } from './lock.js';
+export { OwnerDiedError } from './errors.js';
 export { Condition } from './condition.js';
 export { RuntimeAtomics } from './atomics.js';
 export type { WaitAsyncResult, WaitResult } from './atomics.js';

@@ -7,12 +7,35 @@
  * wasm export with it and allocate nothing.
  */
 import { Core } from './core.js';
-import { cannotBlockError, closedError, notLockedError } from './errors.js';
+import { OwnerDiedError, alreadyHeldError, cannotBlockError, closedError, heldByAnotherError, notLockedError } from './errors.js';
 import { toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
 
 /** The `Core` of a real `Lock`, or undefined for anything else (a brand check). */
 export let lockCore: (value: unknown) => Core | undefined;
+
+/** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
+export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3 } as const;
+/** What the wasm release exports return (wasm/src/lib.rs, `released`). */
+const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2 } as const;
+
+/**
+ * Whether an acquisition export took the lock at `address`; throws for an
+ * owner-died lock (then held by this thread) and for a lock this thread
+ * already holds (then nothing changed).
+ */
+export function tookLock(code: number, call: string, address: number): boolean {
+  switch (code) {
+    case Acquired.Yes:
+      return true;
+    case Acquired.No:
+      return false;
+    case Acquired.OwnerDied:
+      throw new OwnerDiedError(call, address);
+    default:
+      throw alreadyHeldError(call);
+  }
+}
 
 /** Throws the error a blocking call gets on a closed runtime or a thread that may not block. */
 export function refuseToBlock(core: Core, call: string, alternative: string): never {
@@ -22,7 +45,10 @@ export function refuseToBlock(core: Core, call: string, alternative: string): ne
 /**
  * A lock of one byte in shared memory, usable from every thread attached to
  * the runtime (send `lock.address`, then `rt.lockAt(address)` in the worker).
- * It is not reentrant: locking it again on the thread that holds it deadlocks.
+ * It is not reentrant: locking it again on the thread that holds it throws.
+ * Only the thread that took it may unlock it. If its holder dies (a worker
+ * terminated while holding it, see `rt.watch`), it is released and the next
+ * acquisition throws `OwnerDiedError`, holding the lock.
  *
  * @example
  * const lock = rt.lock();
@@ -58,7 +84,8 @@ export class Lock {
   lock(): void {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
-    core.glue.lock(this.address);
+    const code = core.glue.lock(this.address);
+    if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address);
   }
 
   /**
@@ -70,7 +97,7 @@ export class Lock {
   tryLock(): boolean {
     const core = this.#core;
     if (core.closed) throw closedError();
-    return core.glue.try_lock(this.address);
+    return tookLock(core.glue.try_lock(this.address), 'Lock.tryLock()', this.address);
   }
 
   /**
@@ -85,7 +112,7 @@ export class Lock {
     const t = toTimeout(timeout);
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Lock.lockFor()', 'await lock.lockAsync(timeout)');
-    return core.glue.lock_for(this.address, t);
+    return tookLock(core.glue.lock_for(this.address, t), 'Lock.lockFor()', this.address);
   }
 
   /**
@@ -103,11 +130,11 @@ export class Lock {
     const t = toTimeout(timeout);
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (core.glue.try_lock(this.address)) return true;
+    if (tookLock(core.glue.try_lock(this.address), 'Lock.lockAsync()', this.address)) return true;
     if (t === 0) return false;
     const record = core.pool.take();
     try {
-      return await acquire(core, record, this.address, t === Infinity ? Infinity : performance.now() + t);
+      return await acquire(core, record, this.address, t === Infinity ? Infinity : performance.now() + t, 'Lock.lockAsync()');
     } finally {
       core.pool.give(record);
     }
@@ -124,7 +151,8 @@ export class Lock {
   unlock(): void {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (!core.glue.unlock(this.address)) throw notLockedError('Lock.unlock()');
+    const code = core.glue.unlock(this.address);
+    if (code !== Released.Ok) throw releaseError(code, 'Lock.unlock()');
   }
 
   /**
@@ -138,7 +166,8 @@ export class Lock {
   unlockFair(): void {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (!core.glue.unlock_fair(this.address)) throw notLockedError('Lock.unlockFair()');
+    const code = core.glue.unlock_fair(this.address);
+    if (code !== Released.Ok) throw releaseError(code, 'Lock.unlockFair()');
   }
 
   /**
@@ -158,12 +187,14 @@ export class Lock {
   /**
    * Runs `fn` holding the lock (taken with `lock()`, so only where blocking is
    * allowed) and releases it however `fn` ends. Returns what `fn` returns.
+   * If the lock's last owner died holding it, `fn` does not run: the lock is
+   * released and the `OwnerDiedError` thrown.
    *
    * @example
    * const total = lock.withLock(() => ++counter[0]);
    */
   withLock<T>(fn: () => T): T {
-    this.lock();
+    takeOrRelease(() => this.lock(), this);
     try {
       return fn();
     } finally {
@@ -173,17 +204,42 @@ export class Lock {
 
   /**
    * Runs `fn` (which may be async) holding the lock, taken with `lockAsync()`,
-   * and releases it once `fn`'s result settles. Works on every thread.
+   * and releases it once `fn`'s result settles. Works on every thread. An
+   * `OwnerDiedError` is handled as in `withLock`.
    *
    * @example
    * await lock.withLockAsync(async () => { counter[0] += await nextValue(); });
    */
   async withLockAsync<T>(fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
-    await this.lockAsync();
+    try {
+      await this.lockAsync();
+    } catch (e) {
+      if (e instanceof OwnerDiedError) this.unlock();
+      throw e;
+    }
     try {
       return await fn();
     } finally {
       this.unlock();
     }
+  }
+}
+
+/** The error of a release export's failure code. */
+function releaseError(code: number, call: string): TypeError {
+  return code === Released.HeldByAnother ? heldByAnotherError(call) : notLockedError(call);
+}
+
+/**
+ * Takes `lock` with `take`; if its last owner died, releases it again and
+ * rethrows (for `withLock`, whose callback must not run on data that may be
+ * inconsistent and whose caller cannot unlock).
+ */
+function takeOrRelease(take: () => void, lock: Lock): void {
+  try {
+    take();
+  } catch (e) {
+    if (e instanceof OwnerDiedError) lock.unlock();
+    throw e;
   }
 }

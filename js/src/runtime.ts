@@ -8,6 +8,7 @@ import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
 import { closedError, setupError } from './errors.js';
+import { beginLife, watchThreads } from './liveness.js';
 import { Lock } from './lock.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
 import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
@@ -137,7 +138,11 @@ export class Runtime {
         e,
       );
     }
-    return new Runtime(Core.open(await freshGlue(), module, memory, mayBlock));
+    const id = (Math.random() * 0x1_0000_0000) >>> 0;
+    const life = await beginLife(id);
+    const core = Core.open(await freshGlue(), module, memory, mayBlock, life, undefined, id);
+    watchThreads(core, id, life.tag);
+    return new Runtime(core);
   }
 
   /**
@@ -151,7 +156,8 @@ export class Runtime {
   static async attach(handle: RuntimeHandle, options: AttachOptions = {}): Promise<Runtime> {
     const h = checkHandle(handle);
     const mayBlock = checkMayBlock((options ?? {}).mayBlock) ?? detectMayBlock();
-    return new Runtime(Core.open(await freshGlue(), h.module, h.memory, mayBlock, { address: h.header, id: h.id }));
+    const life = await beginLife(h.id);
+    return new Runtime(Core.open(await freshGlue(), h.module, h.memory, mayBlock, life, { address: h.header, id: h.id }));
   }
 
   /**
@@ -165,6 +171,33 @@ export class Runtime {
     const core = this.#core;
     if (core.closed) throw closedError();
     return { kind: 'parklot.runtime', module: core.module, memory: core.memory, header: core.header.address, id: core.header.id };
+  }
+
+  /**
+   * Watches a Node worker that attaches to this runtime (call it on the
+   * thread that made the worker): when the worker exits, however it ends
+   * (`terminate()`, an uncaught error, `process.exit()`, or simply
+   * finishing without `rt.close()`), its queued waits leave their queues
+   * without being counted by any notify, a lock it was handed passes to the
+   * next waiter, locks it held are released and reported to their next
+   * owner as `OwnerDiedError`, and its wasm stack is freed. Returns `worker`.
+   *
+   * Browsers need no call: there each thread holds a Web Lock for its life
+   * and the thread that created the runtime reaps the ones that go. Without
+   * either signal a dead thread's waits stay queued (see the README).
+   *
+   * @example
+   * const worker = rt.watch(new Worker(url, { workerData: { handle: rt.handle() } }));
+   */
+  watch<W extends { readonly threadId: number; once(event: 'exit', listener: () => void): unknown }>(worker: W): W {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    if (typeof worker !== 'object' || worker === null || typeof worker.threadId !== 'number' || typeof worker.once !== 'function') {
+      throw new TypeError("parklot: Runtime.watch(worker): pass a Node worker_threads Worker (it has threadId and once('exit'))");
+    }
+    const tag = worker.threadId; // -1 once it has exited: read it now
+    if (tag >= 0) worker.once('exit', () => core.reap(tag));
+    return worker;
   }
 
   /**

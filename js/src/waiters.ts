@@ -12,15 +12,10 @@
  * a thread that waits in a loop allocates none in steady state; the pool holds
  * as many records as the thread ever had waits in flight at once.
  *
- * The core treats a queued record as alive only while something waits on its
- * word (a waker probes with a notify; a terminated worker's record fails the
- * probe and is woken without being handed the lock or counted as the one
- * notify a live waiter needed). So the loop arms `Atomics.waitAsync` in the
- * same turn as it queues a record or finds it still queued. The record is
- * unwatched only between a timeout and the cancel that follows (and always
- * where `Atomics.waitAsync` is missing and the loop polls): a wakeup then is
- * handled like any other (the lock is tried again; a condition wait reports
- * it as notified, since a notify caused it).
+ * A waker that claims a record counts it whether or not anything watches its
+ * word yet: the wait has then ended, and `waiter_poll` (or the cancel that
+ * follows a timeout) reports the waker's token. The records of a thread that
+ * is gone are reaped through the registry (liveness.ts), not guessed at.
  *
  * Each record says what it is queued on (`queuedOn`, `key`), so that
  * `close()` can take every in-flight wait out of its queue before it frees
@@ -28,6 +23,7 @@
  */
 import { closedError } from './errors.js';
 import type { Core } from './core.js';
+import { Acquired, tookLock } from './lock.js';
 
 /** What a record is queued on (`WaiterRecord.queuedOn`). */
 export const Queue = {
@@ -94,7 +90,7 @@ export class WaiterPool {
     for (const r of this.#all) {
       switch (r.queuedOn) {
         case Queue.Lock:
-          if (g.lock_async_cancel(r.key, r.address)) g.unlock(r.key);
+          if (g.lock_async_cancel(r.key, r.address) !== Acquired.No) g.unlock(r.key);
           break;
         case Queue.Condition:
           g.condition_wait_async_cancel(r.key, r.address);
@@ -150,29 +146,30 @@ export async function settle(core: Core, record: WaiterRecord, deadline: number)
  * Takes the lock at `lockAddress` with `record` (idle), waiting at most until
  * `deadline`. Resolves true once the caller holds the lock, false on timeout.
  */
-export async function acquire(core: Core, record: WaiterRecord, lockAddress: number, deadline: number): Promise<boolean> {
+export async function acquire(core: Core, record: WaiterRecord, lockAddress: number, deadline: number, call: string): Promise<boolean> {
   const g = core.glue;
   record.key = lockAddress;
   record.queuedOn = Queue.Lock;
-  if (g.lock_async_begin(lockAddress, record.address)) {
+  const begun = g.lock_async_begin(lockAddress, record.address);
+  if (begun !== Acquired.No) {
     record.queuedOn = Queue.None;
-    return true;
+    return tookLock(begun, call, lockAddress);
   }
   core.keepAlive.enter();
   try {
     for (;;) {
       if (await settle(core, record, deadline)) {
         // Claimed: either handed the lock, or woken to compete again.
-        if (g.lock_async_resume(lockAddress, record.address)) break;
-        continue; // lost the race: queued again
+        const resumed = g.lock_async_resume(lockAddress, record.address);
+        if (resumed === Acquired.No) continue; // lost the race: queued again
+        record.queuedOn = Queue.None;
+        return tookLock(resumed, call, lockAddress);
       }
       // Timed out: leave the queue; a hand-off may have won the race.
-      const owned = g.lock_async_cancel(lockAddress, record.address);
+      const cancelled = g.lock_async_cancel(lockAddress, record.address);
       record.queuedOn = Queue.None;
-      return owned;
+      return tookLock(cancelled, call, lockAddress);
     }
-    record.queuedOn = Queue.None;
-    return true;
   } finally {
     core.keepAlive.leave();
   }

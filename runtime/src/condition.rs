@@ -26,7 +26,7 @@
 
 use crate::clock::{deadline_after, Instant};
 use crate::lock::Lock;
-use crate::parking_lot::{self, Abandon, AsyncWaiter, ParkResult, UnparkToken};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 use core::time::Duration;
 
@@ -39,18 +39,19 @@ const TOKEN_NOTIFY_ALL: UnparkToken = 2;
 /// What a condition waiter owes the others if its owner is reaped (see the
 /// module docs).
 static CONDITION_ABANDON: Abandon = Abandon {
-    dequeued: |key, was_last| condition_at_key(key).forget_waiters_if_last(was_last),
-    claimed: |key, token| {
+    dequeued: |cond, was_last| owed_condition(cond).forget_waiters_if_last(was_last),
+    claimed: |cond, token| {
         if token == TOKEN_NOTIFY_ONE {
-            condition_at_key(key).notify_one();
+            owed_condition(cond).notify_one();
         }
     },
 };
 
-/// The condition a ParkingLot key names.
-fn condition_at_key<'a>(key: usize) -> &'a Condition {
-    // SAFETY: every key queued with CONDITION_ABANDON is a live Condition's address.
-    unsafe { &*(key as *const Condition) }
+/// The condition a wait that owes CONDITION_ABANDON was queued on.
+fn owed_condition<'a>(object: *const ()) -> &'a Condition {
+    // SAFETY: `Condition::owed` is the only maker of such debts, and a
+    // condition outlives its waiters (park_owing's contract).
+    unsafe { &*object.cast::<Condition>() }
 }
 
 /// A one-byte condition variable. `wait` returns only after a notify (or,
@@ -152,7 +153,7 @@ impl Condition {
                 || lock.unlock(),
                 |_, was_last| self.forget_waiters_if_last(was_last),
                 deadline,
-                &CONDITION_ABANDON,
+                self.owed(),
             )
         };
         lock.lock();
@@ -178,7 +179,7 @@ impl Condition {
                     true
                 },
                 waiter,
-                &CONDITION_ABANDON,
+                self.owed(),
             )
         };
         debug_assert!(queued);
@@ -251,6 +252,14 @@ impl Condition {
     #[inline]
     fn key(&self) -> usize {
         self as *const Condition as usize
+    }
+
+    /// What a waiter on this condition owes the others if it is reaped.
+    fn owed(&self) -> Owed {
+        Owed {
+            abandon: &CONDITION_ABANDON,
+            object: (self as *const Condition).cast(),
+        }
     }
 }
 

@@ -27,7 +27,7 @@
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
-use crate::parking_lot::{self, Abandon, AsyncWaiter, ParkResult, UnparkToken};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync::{self, AtomicU8, Ordering};
 use core::sync::atomic::AtomicU32;
 use core::time::Duration;
@@ -66,9 +66,9 @@ pub fn spin_limit() -> u32 {
 /// [`parking_lot::Abandon`]): as the last waiter, the PARKED bit; a hand-off
 /// it never took, the lock; a wake to compete, that wake.
 static LOCK_ABANDON: Abandon = Abandon {
-    dequeued: |key, was_last| lock_at_key(key).forget_parked_if_last(was_last),
-    claimed: |key, token| {
-        let lock = lock_at_key(key);
+    dequeued: |lock, was_last| owed_lock(lock).forget_parked_if_last(was_last),
+    claimed: |lock, token| {
+        let lock = owed_lock(lock);
         if token == TOKEN_HANDOFF {
             // Held on the gone owner's behalf, who never entered: release it.
             let _ = lock.release(false, 0);
@@ -79,10 +79,11 @@ static LOCK_ABANDON: Abandon = Abandon {
     },
 };
 
-/// The lock a ParkingLot key names.
-fn lock_at_key<'a>(key: usize) -> &'a Lock {
-    // SAFETY: every key queued with LOCK_ABANDON is a live Lock's address.
-    unsafe { &*(key as *const Lock) }
+/// The lock a wait that owes LOCK_ABANDON was queued on.
+fn owed_lock<'a>(object: *const ()) -> &'a Lock {
+    // SAFETY: `Lock::owed` is the only maker of such debts, and a lock
+    // outlives its waiters (park_owing's contract).
+    unsafe { &*object.cast::<Lock>() }
 }
 
 /// Returned by [`Lock::lock_checked`] when the lock's last owner was reaped
@@ -307,7 +308,7 @@ impl Lock {
                     self.key(),
                     || self.parked_and_locked(),
                     waiter,
-                    &LOCK_ABANDON,
+                    self.owed(),
                 )
             };
             queued.then_some(false)
@@ -354,6 +355,14 @@ impl Lock {
     #[inline]
     fn key(&self) -> usize {
         self as *const Lock as usize
+    }
+
+    /// What a waiter on this lock owes the others if it is reaped.
+    fn owed(&self) -> Owed {
+        Owed {
+            abandon: &LOCK_ABANDON,
+            object: (self as *const Lock).cast(),
+        }
     }
 
     /// One weak CAS of the byte from `current` to `new`: the whole fast path
@@ -431,7 +440,7 @@ impl Lock {
                     || {},
                     |_, was_last| self.forget_parked_if_last(was_last),
                     deadline,
-                    &LOCK_ABANDON,
+                    self.owed(),
                 )
             };
             match result {

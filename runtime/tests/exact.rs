@@ -114,3 +114,22 @@ fn unpark_one_hands_its_token_to_an_async_record_when_it_is_time_to_be_fair() {
         "the woken record must receive the callback's token"
     );
 }
+
+#[test]
+fn reaping_a_record_whose_wait_already_timed_out_changes_nothing() {
+    // A record that left its queue on a timeout is not queued any more:
+    // reaping it must neither walk a queue for it nor wake anyone.
+    let word = AtomicI32::new(0);
+    let key = &word as *const AtomicI32 as usize;
+    let record = AsyncWaiter::new();
+    // SAFETY: the record outlives the wait, settled by the cancel.
+    assert!(unsafe { wait32_async_begin(&word, 0, &record) });
+    assert_eq!(
+        unsafe { futex::wait_async_cancel(key, &record) },
+        WaitResult::TimedOut
+    );
+    // SAFETY: nobody uses the record again.
+    unsafe { parking_lot::abandon_async(&record) };
+    assert_eq!(parking_lot::parked_count(key), 0);
+    assert_eq!(futex::notify(&word, futex::NOTIFY_ALL), 0);
+}

@@ -20,7 +20,8 @@ const WORKER = new URL('./worker.mjs', import.meta.url);
 
 /** Starts worker.mjs on `task`, attached to `rt` (workerData also gets `data`). */
 export function spawn(rt: Runtime, task: string, data: Record<string, unknown> = {}): Spawned {
-  const worker = new Worker(WORKER, { workerData: { task, handle: rt.handle(), ...data } });
+  // Watched: when it exits, however, its waits, locks and stack are reaped.
+  const worker = rt.watch(new Worker(WORKER, { workerData: { task, handle: rt.handle(), ...data } }));
   const inbox: Message[] = [];
   const waiting: { type: string; resolve(v: unknown): void; reject(e: Error): void }[] = [];
   let failure: Error | undefined;

@@ -6,6 +6,8 @@ import { Runtime } from '../../js/dist/index.js';
 
 const { task, handle, mayBlock, ...args } = workerData;
 const post = (type, value) => parentPort.postMessage({ type, value });
+/** A task's result that asks to end without rt.close(). */
+const NO_CLOSE = Symbol('no close');
 
 /** Blocks this worker for `ms` (never on the runtime: a plain Atomics.wait). */
 function sleep(ms) {
@@ -127,6 +129,42 @@ const tasks = {
     return true;
   },
 
+  /** rt.atomics.wait on the i32 at `word` (expecting 0) until the i32 at `stop` is set; returns how many waits ended "ok". */
+  countOks(rt, { word, stop }) {
+    const w = rt.int32(word);
+    const s = rt.int32(stop);
+    post('started');
+    let oks = 0;
+    while (Atomics.load(s, 0) === 0) {
+      if (rt.atomics.wait(w, 0, 0) === 'ok') oks++;
+    }
+    return oks;
+  },
+
+  /** Takes the lock, posts 'held', and never lets go (to be terminated holding it). */
+  holdForever(rt, { lock }) {
+    rt.lockAt(lock).lock();
+    post('held');
+    sleep(1e9);
+  },
+
+  /** Takes the lock, posts 'held', waits until the i32 at `stop` is non-zero, releases it. */
+  holdUntilStop(rt, { lock, stop }) {
+    const l = rt.lockAt(lock);
+    const s = rt.int32(stop);
+    l.lock();
+    post('held');
+    while (Atomics.load(s, 0) === 0) rt.atomics.wait(s, 0, 0);
+    l.unlock();
+    return true;
+  },
+
+  /** Posts 'attached' and ends without rt.close() (its exit alone must free what it had). */
+  exitWithoutClose() {
+    post('attached');
+    return NO_CLOSE;
+  },
+
   /** Takes the lock, posts 'held', keeps it `ms` milliseconds, releases it. */
   hold(rt, { lock, ms }) {
     const l = rt.lockAt(lock);
@@ -193,5 +231,9 @@ const tasks = {
 
 const rt = await Runtime.attach(handle, mayBlock === undefined ? {} : { mayBlock });
 const value = await tasks[task](rt, args);
-rt.close();
-post('done', value);
+if (value === NO_CLOSE) {
+  post('done', true);
+} else {
+  rt.close();
+  post('done', value);
+}

@@ -27,6 +27,7 @@ use parklot::{Condition, Lock};
 use wasm_bindgen::prelude::*;
 
 mod bench;
+mod threads;
 
 #[wasm_bindgen]
 extern "C" {
@@ -111,48 +112,128 @@ unsafe fn lock_at<'a>(addr: u32) -> &'a Lock {
     unsafe { &*(addr as *const Lock) }
 }
 
+/// What an acquisition export returns.
+pub mod acquired {
+    /// Not taken (a try that failed, a timeout, or queued to wait).
+    pub const NO: u32 = 0;
+    /// Taken.
+    pub const YES: u32 = 1;
+    /// Taken, and its last owner died holding it: the data may be inconsistent.
+    pub const OWNER_DIED: u32 = 2;
+    /// Nothing done: this thread already holds it (locks are not reentrant).
+    pub const ALREADY_HELD: u32 = 3;
+}
+
+/// What a release export returns.
+pub mod released {
+    /// Released.
+    pub const OK: u32 = 0;
+    /// Nothing done: nobody holds it.
+    pub const NOT_LOCKED: u32 = 1;
+    /// Nothing done: another thread holds it.
+    pub const HELD_BY_ANOTHER: u32 = 2;
+}
+
+/// Records that this thread took the lock at `addr` and reports it.
+fn took(addr: u32, lock: &Lock) -> u32 {
+    threads::took(addr);
+    if lock.take_owner_died() {
+        acquired::OWNER_DIED
+    } else {
+        acquired::YES
+    }
+}
+
 /// Acquires the lock at `addr`, parking the thread while it is held.
 #[wasm_bindgen]
-pub fn lock(addr: u32) {
+pub fn lock(addr: u32) -> u32 {
+    if threads::holds(addr) {
+        return acquired::ALREADY_HELD;
+    }
     // SAFETY (every `lock_at` below): the JS wrapper passes the address of a
     // lock it allocated and checked.
-    unsafe { lock_at(addr) }.lock();
+    let lock = unsafe { lock_at(addr) };
+    lock.lock();
+    took(addr, lock)
 }
 
-/// Acquires the lock at `addr` if it is free; never waits.
+/// Acquires the lock at `addr` if it is free; never waits (a lock this
+/// thread holds is not free: `acquired::NO`).
 #[wasm_bindgen]
-pub fn try_lock(addr: u32) -> bool {
-    // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    unsafe { lock_at(addr) }.try_lock()
-}
-
-/// Acquires the lock at `addr`, waiting at most `timeout_ms`. Returns whether it did.
-#[wasm_bindgen]
-pub fn lock_for(addr: u32, timeout_ms: f64) -> bool {
+pub fn try_lock(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { lock_at(addr) };
-    match timeout(timeout_ms) {
+    if lock.try_lock() {
+        took(addr, lock)
+    } else {
+        acquired::NO
+    }
+}
+
+/// Acquires the lock at `addr`, waiting at most `timeout_ms`.
+#[wasm_bindgen]
+pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
+    if threads::holds(addr) {
+        return acquired::ALREADY_HELD;
+    }
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    let lock = unsafe { lock_at(addr) };
+    let taken = match timeout(timeout_ms) {
         Some(t) => lock.try_lock_for(t),
         None => {
             lock.lock();
             true
         }
+    };
+    if taken {
+        took(addr, lock)
+    } else {
+        acquired::NO
     }
 }
 
-/// Releases the lock at `addr`; `false` (and no change) if it was not locked.
-#[wasm_bindgen]
-pub fn unlock(addr: u32) -> bool {
+/// Releases the lock at `addr` (fairly: handing it to the oldest waiter),
+/// if this thread holds it.
+fn release(addr: u32, fair: bool) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    unsafe { lock_at(addr) }.checked_unlock().is_ok()
+    let lock = unsafe { lock_at(addr) };
+    if !lock.is_locked() {
+        return released::NOT_LOCKED;
+    }
+    if !threads::holds(addr) {
+        return released::HELD_BY_ANOTHER;
+    }
+    let r = if fair {
+        lock.checked_unlock_fair()
+    } else {
+        lock.checked_unlock()
+    };
+    match r {
+        Ok(()) => {
+            threads::let_go(addr);
+            released::OK
+        }
+        Err(_) => released::NOT_LOCKED,
+    }
 }
 
-/// Releases the lock at `addr`, handing it to the oldest waiter if any;
-/// `false` (and no change) if it was not locked.
+/// Releases the lock at `addr`, held by this thread.
 #[wasm_bindgen]
-pub fn unlock_fair(addr: u32) -> bool {
-    // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    unsafe { lock_at(addr) }.checked_unlock_fair().is_ok()
+pub fn unlock(addr: u32) -> u32 {
+    release(addr, false)
+}
+
+/// Releases the lock at `addr`, held by this thread, handing it to the
+/// oldest waiter if any.
+#[wasm_bindgen]
+pub fn unlock_fair(addr: u32) -> u32 {
+    release(addr, true)
+}
+
+/// Whether this thread holds the lock at `addr` (through these exports).
+#[wasm_bindgen]
+pub fn holds_lock(addr: u32) -> bool {
+    threads::holds(addr)
 }
 
 /// Whether the lock at `addr` is held (a snapshot).
@@ -175,12 +256,15 @@ unsafe fn waiter_at<'a>(addr: u32) -> &'a AsyncWaiter {
 /// for the ParkingLot's size). Its word ([`waiter_word`]) is 1 while queued.
 #[wasm_bindgen]
 pub fn waiter_new() -> u32 {
-    Box::into_raw(Box::new(AsyncWaiter::new())) as u32
+    let waiter = Box::into_raw(Box::new(AsyncWaiter::new()));
+    threads::waiter_made(waiter);
+    waiter as u32
 }
 
 /// Frees a record from [`waiter_new`] that is not in a wait.
 #[wasm_bindgen]
 pub fn waiter_free(waiter: u32) {
+    threads::waiter_freed(waiter as *const AsyncWaiter);
     // SAFETY: the JS wrapper frees each record once, outside any wait.
     drop(unsafe { Box::from_raw(waiter as *mut AsyncWaiter) });
 }
@@ -199,25 +283,44 @@ pub fn waiter_poll(waiter: u32) -> i32 {
     unsafe { waiter_at(waiter) }.poll().map_or(-1, |t| t as i32)
 }
 
-/// Async lock, step 1: `true` if taken now, else `waiter` is queued.
+/// Async lock, step 1: taken now (`acquired::YES`/`OWNER_DIED`), else
+/// `acquired::NO` and `waiter` is queued. A lock this thread holds is waited
+/// for like any other: on a thread that cannot block, several async tasks
+/// take turns, and whichever holds it will unlock it.
 #[wasm_bindgen]
-pub fn lock_async_begin(addr: u32, waiter: u32) -> bool {
+pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
     // SAFETY: the JS wrapper keeps the record alive and uses it for one wait at a time.
-    unsafe { lock_at(addr).lock_async_begin(waiter_at(waiter)) }
+    let lock = unsafe { lock_at(addr) };
+    if unsafe { lock.lock_async_begin(waiter_at(waiter)) } {
+        took(addr, lock)
+    } else {
+        acquired::NO
+    }
 }
 
-/// Async lock, step 2 (the waiter's word changed): `true` if taken, else queued again.
+/// Async lock, step 2 (the waiter's word changed): taken, or `acquired::NO`
+/// and queued again.
 #[wasm_bindgen]
-pub fn lock_async_resume(addr: u32, waiter: u32) -> bool {
+pub fn lock_async_resume(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for lock_async_begin.
-    unsafe { lock_at(addr).lock_async_resume(waiter_at(waiter)) }
+    let lock = unsafe { lock_at(addr) };
+    if unsafe { lock.lock_async_resume(waiter_at(waiter)) } {
+        took(addr, lock)
+    } else {
+        acquired::NO
+    }
 }
 
-/// Async lock, giving up: `true` if the lock is held by the caller after all.
+/// Async lock, giving up: taken after all (the caller holds it), or `acquired::NO`.
 #[wasm_bindgen]
-pub fn lock_async_cancel(addr: u32, waiter: u32) -> bool {
+pub fn lock_async_cancel(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for lock_async_begin.
-    unsafe { lock_at(addr).lock_async_cancel(waiter_at(waiter)) }
+    let lock = unsafe { lock_at(addr) };
+    if unsafe { lock.lock_async_cancel(waiter_at(waiter)) } {
+        took(addr, lock)
+    } else {
+        acquired::NO
+    }
 }
 
 /// The `Condition` at `addr`.
@@ -229,13 +332,36 @@ unsafe fn condition_at<'a>(addr: u32) -> &'a Condition {
     unsafe { &*(addr as *const Condition) }
 }
 
+/// What `condition_wait` returns: bit flags.
+pub mod waited {
+    /// A notify ended the wait (else the timeout did).
+    pub const NOTIFIED: u32 = 1;
+    /// The lock, taken back, had lost its last owner (it died holding it).
+    pub const OWNER_DIED: u32 = 2;
+    /// Nothing done: this thread does not hold the lock.
+    pub const NOT_HELD: u32 = 4;
+}
+
 /// Releases the lock, waits for a notify (or the timeout), re-takes the lock.
-/// Returns whether it was notified. The caller holds the lock.
+/// The caller must hold the lock (else `waited::NOT_HELD`, nothing done).
 #[wasm_bindgen]
-pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> bool {
+pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    let lock = unsafe { lock_at(lock_addr) };
+    if !lock.is_locked() || !threads::holds(lock_addr) {
+        return waited::NOT_HELD;
+    }
     let deadline = timeout(timeout_ms).and_then(|t| parklot::Instant::now().checked_add(t));
-    // SAFETY: the JS wrapper checked that the lock is held.
-    unsafe { condition_at(cond).wait_raw(lock_at(lock_addr), deadline) }
+    // While waiting, this thread does not hold the lock.
+    threads::let_go(lock_addr);
+    // SAFETY: this thread holds the lock (checked above).
+    let notified = unsafe { condition_at(cond).wait_raw(lock, deadline) };
+    threads::took(lock_addr);
+    let mut r = if notified { waited::NOTIFIED } else { 0 };
+    if lock.take_owner_died() {
+        r |= waited::OWNER_DIED;
+    }
+    r
 }
 
 /// Wakes the oldest waiter; whether there was one.
@@ -252,11 +378,19 @@ pub fn condition_notify_all(cond: u32) -> u32 {
     unsafe { condition_at(cond) }.notify_all() as u32
 }
 
-/// Async wait: queues `waiter`, then releases the lock (which the caller holds).
+/// Async wait: queues `waiter`, then releases the lock, which this thread
+/// must hold (`false`, nothing done, if it does not).
 #[wasm_bindgen]
-pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) {
-    // SAFETY: lock held (checked by the wrapper); record as for lock_async_begin.
-    unsafe { condition_at(cond).wait_async_begin(lock_at(lock_addr), waiter_at(waiter)) }
+pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> bool {
+    // SAFETY: an address the JS wrapper allocated and checked (module docs).
+    let lock = unsafe { lock_at(lock_addr) };
+    if !lock.is_locked() || !threads::holds(lock_addr) {
+        return false;
+    }
+    threads::let_go(lock_addr);
+    // SAFETY: this thread holds the lock (checked above); record as for lock_async_begin.
+    unsafe { condition_at(cond).wait_async_begin(lock, waiter_at(waiter)) };
+    true
 }
 
 /// Async wait, giving up: whether a notify came first.

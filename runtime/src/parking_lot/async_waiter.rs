@@ -2,7 +2,7 @@
 //! parked threads, for callers that must not block (a browser page's main
 //! thread).
 
-use super::record::{Abandon, ThreadData, OWES_NOTHING};
+use super::record::{Owed, ThreadData};
 use super::{enqueue, leave_queue, ParkResult, UnparkToken};
 
 /// A waiter that is not a sleeping thread: a record that queues in the same
@@ -75,7 +75,7 @@ pub unsafe fn park_async(
     waiter: &AsyncWaiter,
 ) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe { park_async_owing(key, validate, waiter, &OWES_NOTHING) }
+    unsafe { park_async_owing(key, validate, waiter, Owed::NOTHING) }
 }
 
 /// [`park_async`] for a wait that owes the other waiters something if the
@@ -87,10 +87,10 @@ pub unsafe fn park_async_owing(
     key: usize,
     validate: impl FnOnce() -> bool,
     waiter: &AsyncWaiter,
-    abandon: &'static Abandon,
+    owed: Owed,
 ) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe { enqueue(key, validate, &waiter.data, abandon) }
+    unsafe { enqueue(key, validate, &waiter.data, owed) }
 }
 
 /// Gives up an asynchronous wait: takes `waiter` out of `key`'s queue and runs

@@ -32,12 +32,12 @@ use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::Instant;
 use crate::sync::Ordering;
 use crate::sys::{now_ns, UnparkHandle};
-use record::{with_thread_data, ThreadData, OWES_NOTHING};
+use record::{with_thread_data, ThreadData};
 use table::lock_bucket;
 
 pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
 pub use reap::{abandon_async, abandon_thread, ThreadRecord};
-pub use record::Abandon;
+pub use record::{Abandon, Owed};
 pub use table::{stats, Stats};
 
 /// A value an unparker hands to the thread it wakes (for example "you now own
@@ -119,31 +119,33 @@ pub unsafe fn park_conditionally(
             before_sleep,
             timed_out,
             deadline,
-            &OWES_NOTHING,
+            Owed::NOTHING,
         )
     }
 }
 
 /// [`park_conditionally`] for a wait that owes the other waiters something if
 /// this thread is reaped while queued or before it acts on its wakeup
-/// (`abandon`: a lock's next waiter must be woken in its place).
+/// (`owed`: a lock's next waiter must be woken in its place).
 ///
 /// # Safety
-/// As for [`park_conditionally`]; `abandon`'s functions as their docs say.
+/// As for [`park_conditionally`]; `owed.abandon`'s functions as their docs
+/// say, and `owed.object` is valid for them until every waiter that owes it
+/// has settled or been reaped.
 pub unsafe fn park_owing(
     key: usize,
     validate: impl FnOnce() -> bool,
     before_sleep: impl FnOnce(),
     timed_out: impl FnOnce(usize, bool),
     deadline: Option<Instant>,
-    abandon: &'static Abandon,
+    owed: Owed,
 ) -> ParkResult {
     if !thread_may_block() {
         refuse_to_block("parking");
     }
     with_thread_data(|me| {
         // SAFETY: a thread parks once at a time, so its record is not queued.
-        if !unsafe { enqueue(key, validate, me, abandon) } {
+        if !unsafe { enqueue(key, validate, me, owed) } {
             return ParkResult::Invalid;
         }
         before_sleep();
@@ -173,7 +175,7 @@ unsafe fn enqueue(
     key: usize,
     validate: impl FnOnce() -> bool,
     me: &ThreadData,
-    abandon: &'static Abandon,
+    owed: Owed,
 ) -> bool {
     let bucket = lock_bucket(key);
     // Count in, then validate: the parker's half of the handshake with
@@ -186,7 +188,7 @@ unsafe fn enqueue(
     unsafe {
         if valid {
             me.key.set(key);
-            me.abandon.set(abandon);
+            me.owed.set(owed);
             me.parker.prepare_park();
             bucket.push(me);
         } else {
@@ -223,6 +225,7 @@ unsafe fn leave_queue(
     // (rehashing moves waiters to the bucket lock_bucket finds for their key).
     unsafe {
         let was_last = bucket.remove(key, me);
+        me.parker.forget_park();
         timed_out(key, was_last);
         bucket.lock.unlock();
     }

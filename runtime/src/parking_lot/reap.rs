@@ -80,21 +80,22 @@ pub unsafe fn abandon_async(waiter: &AsyncWaiter) {
 /// # Safety
 /// `data` is live and nobody but unparkers acts on it any more.
 unsafe fn abandon(data: &ThreadData) {
-    // SAFETY: `key` and `abandon` are written only by the owner, which is
+    // SAFETY: `key` and `owed` are written only by the owner, which is
     // gone, when it queued the record; the bucket lock orders us after that.
     unsafe {
         let key = data.key.get();
         let bucket = lock_bucket(key);
-        let owed = data.abandon.get();
+        let owed = data.owed.get();
         if data.parker.timed_out() {
             // Still queued and unclaimed.
             let was_last = bucket.remove(key, data);
-            (owed.dequeued)(key, was_last);
+            data.parker.forget_park();
+            (owed.abandon.dequeued)(owed.object, was_last);
             bucket.lock.unlock();
         } else {
             bucket.lock.unlock();
             if data.token_pending.swap(false, Ordering::Relaxed) {
-                (owed.claimed)(key, data.token.get());
+                (owed.abandon.claimed)(owed.object, data.token.get());
             }
         }
     }

@@ -11,25 +11,41 @@ use core::ptr;
 /// What a primitive owes the other waiters when a waiter's owner turns out
 /// to be gone for good (a terminated worker, reaped with
 /// [`super::abandon_thread`] or [`super::abandon_async`]). Plain functions of
-/// the key: the owner's own callbacks died with it.
+/// the primitive (the `object` of [`Owed`]): the owner's own callbacks died
+/// with it.
 #[derive(Debug)]
 pub struct Abandon {
     /// Runs under the queue lock after a record that was still queued was
     /// taken out, exactly as a wait's `timed_out(key, was_last)` does.
     /// It must not panic and must not call into the ParkingLot.
-    pub dequeued: fn(key: usize, was_last: bool),
+    pub dequeued: fn(object: *const (), was_last: bool),
     /// Runs with no lock held for a record that an unpark had already
     /// claimed, handing it `token`, before its owner could act on it: passes
     /// on what the owner was handed (a lock hand-off, a notify-one).
-    pub claimed: fn(key: usize, token: UnparkToken),
+    pub claimed: fn(object: *const (), token: UnparkToken),
 }
 
-/// Owes nothing (the futex-style waits: the spec's notify counts a waiter
-/// when it removes it from the list, whatever the waiter does next).
-pub(super) static OWES_NOTHING: Abandon = Abandon {
-    dequeued: |_, _| {},
-    claimed: |_, _| {},
-};
+/// What one wait owes if its owner is reaped: `abandon`'s functions, applied
+/// to `object` (the primitive waited on, which outlives its waiters).
+#[derive(Copy, Clone, Debug)]
+pub struct Owed {
+    /// What to do.
+    pub abandon: &'static Abandon,
+    /// The primitive to do it to.
+    pub object: *const (),
+}
+
+impl Owed {
+    /// Nothing (the futex-style waits: the spec's notify counts a waiter when
+    /// it removes it from the list, whatever the waiter does next).
+    pub const NOTHING: Owed = Owed {
+        abandon: &Abandon {
+            dequeued: |_, _| {},
+            claimed: |_, _| {},
+        },
+        object: ptr::null(),
+    };
+}
 
 pub(crate) struct ThreadData {
     pub(super) parker: Parker,
@@ -42,7 +58,7 @@ pub(crate) struct ThreadData {
     pub(super) token: LockedCell<UnparkToken>,
     /// What the owner's wait owes others if the owner is gone. Set when the
     /// record is queued; guarded by the bucket lock.
-    pub(super) abandon: LockedCell<&'static Abandon>,
+    pub(super) owed: LockedCell<Owed>,
     /// An unpark claimed this record and its owner has not taken the token
     /// yet: set by the unparker (under the bucket lock) before the claim,
     /// cleared by the owner when it takes the token. Read by a reaper only
@@ -59,7 +75,7 @@ impl ThreadData {
             key: LockedCell::new(0),
             next: LockedCell::new(ptr::null()),
             token: LockedCell::new(super::DEFAULT_UNPARK_TOKEN),
-            abandon: LockedCell::new(&OWES_NOTHING),
+            owed: LockedCell::new(Owed::NOTHING),
             token_pending: AtomicBool::new(false),
         }
     }

@@ -86,6 +86,13 @@ impl Parker {
         &self.state as *const AtomicU32 as usize
     }
 
+    /// Marks a record that left its queue without a waker (timed out,
+    /// cancelled, reaped) as not parked. Under the queue lock.
+    #[inline]
+    pub(crate) fn forget_park(&self) {
+        self.state.store(IDLE, Ordering::Relaxed);
+    }
+
     #[inline]
     pub(crate) fn timed_out(&self) -> bool {
         self.state.load(Ordering::Relaxed) == PARKED

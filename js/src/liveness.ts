@@ -1,0 +1,108 @@
+/**
+ * Knowing when a thread is gone, from a real signal, never from memory.
+ *
+ * A thread that attaches registers in the wasm registry under a *tag*: Node's
+ * `threadId` in Node, a random number elsewhere. When it is known to be gone,
+ * another thread reaps it (`Core.reap(tag)`): its queued waits leave their
+ * queues as if they had timed out, a wakeup or hand-off it had been given
+ * passes to the next waiter, the locks it held are released and marked
+ * owner-died, and its wasm stack and TLS block are freed.
+ *
+ * The signals:
+ * - **Node**: a `Worker`'s `'exit'` event, on the thread that made the
+ *   worker: `rt.watch(worker)` (Node 20 has no Web Locks).
+ * - **Browsers** (and any host with `navigator.locks`): every attaching
+ *   thread first takes a Web Lock named after its tag and holds it for its
+ *   life; the Web Locks standard releases a lock when its holder's global is
+ *   torn down (a terminated or closed worker). The thread that created the
+ *   runtime watches: it queues for each registered thread's lock, and is
+ *   granted it exactly when that thread is gone (or closed its runtime).
+ * - **Elsewhere** (no Web Locks, a worker nobody watched): nothing tells
+ *   parklot, so a dead thread's waits stay queued: a notify may count them
+ *   and a lock handed to one stays held. `close()` on the thread itself
+ *   always cleans up.
+ */
+import type { Core } from './core.js';
+
+interface LockManager {
+  request(name: string, callback: () => Promise<unknown>): Promise<unknown>;
+}
+
+/** The host's Web Locks, if it has them. */
+function webLocks(): LockManager | undefined {
+  const nav = (globalThis as { navigator?: { locks?: LockManager } }).navigator;
+  return nav?.locks !== undefined && typeof nav.locks.request === 'function' ? nav.locks : undefined;
+}
+
+/** The name of the Web Lock a thread holds for its life. */
+function lifeLockName(runtimeId: number, tag: number): string {
+  return `parklot.thread:${runtimeId}:${tag}`;
+}
+
+/** What a thread needs to be found and told apart: its tag, and how to let go of its life lock. */
+export interface Life {
+  readonly tag: number;
+  /** Releases the life lock (the thread closed its runtime). */
+  release(): void;
+}
+
+/** Node's `threadId` of this thread, or undefined outside Node. */
+async function nodeThreadId(): Promise<number | undefined> {
+  const proc = (globalThis as { process?: { versions?: { node?: string }; getBuiltinModule?(id: string): unknown } }).process;
+  if (typeof proc?.versions?.node !== 'string') return undefined;
+  // Synchronous where Node has it (20.16+): a dynamic import of a builtin in a
+  // worker that starts while another worker exits was seen to never settle.
+  const builtin = proc.getBuiltinModule?.('node:worker_threads') as { threadId: number } | undefined;
+  if (builtin !== undefined) return builtin.threadId;
+  const name = 'node:worker_threads'; // a variable, so that bundlers for browsers leave it alone
+  const wt = (await import(/* @vite-ignore */ name)) as { threadId: number };
+  return wt.threadId;
+}
+
+/**
+ * This thread's tag, and (with Web Locks) its life lock, taken before it
+ * registers so that no watcher can mistake it for gone.
+ */
+export async function beginLife(runtimeId: number): Promise<Life> {
+  const nodeId = await nodeThreadId();
+  const locks = webLocks();
+  const tag = nodeId ?? ((Math.random() * 0xffff_fff0) >>> 0) + 1;
+  if (locks === undefined) return { tag, release: () => {} };
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await new Promise<void>((granted) => {
+    void locks.request(lifeLockName(runtimeId, tag), () => {
+      granted();
+      return held;
+    });
+  });
+  return { tag, release };
+}
+
+/**
+ * Watches every thread that registers on `core`'s memory (Web Locks only):
+ * queues for its life lock and reaps it once granted. Runs until `core`
+ * closes.
+ */
+export function watchThreads(core: Core, runtimeId: number, self: number): void {
+  const locks = webLocks();
+  if (locks === undefined || typeof Atomics.waitAsync !== 'function') return;
+  const watched = new Set<number>([self]);
+  const generation = core.glue.thread_generation_address() >>> 2;
+  const loop = async (): Promise<void> => {
+    while (!core.closed) {
+      const seen = Atomics.load(core.heap32(), generation);
+      for (const tag of core.glue.thread_tags()) {
+        if (watched.has(tag)) continue;
+        watched.add(tag);
+        void locks.request(lifeLockName(runtimeId, tag), async () => {
+          watched.delete(tag);
+          if (!core.closed) core.reap(tag);
+        });
+      }
+      const r = Atomics.waitAsync(core.heap32(), generation, seen);
+      if (r.async) await r.value;
+    }
+  };
+  void loop();
+}

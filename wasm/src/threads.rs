@@ -1,0 +1,208 @@
+//! The threads attached to the memory, as the other threads see them: what a
+//! thread must leave behind when it is gone (its waits, the locks it holds
+//! through the JS API, its stack and TLS block), so that a thread that learns
+//! of its death (a Node `Worker`'s `'exit'`, a Web Lock the thread held for
+//! its life) can reap it.
+//!
+//! Each attached thread has one [`Entry`] in the registry, made by
+//! [`thread_register`] and removed by [`thread_unregister`] (its own
+//! `close()`) or [`thread_reap`] (another thread, once it is gone). The
+//! entry's lists are written only by its own thread; a reaper reads them only
+//! after that thread is gone, and the death signal (a JS event that follows
+//! the thread's end) orders the reaper after the thread's last write.
+
+use core::cell::{Cell, UnsafeCell};
+use parklot::parking_lot::{self, AsyncWaiter, ThreadRecord};
+use parklot::{Lock, WordLock};
+use std::sync::atomic::{AtomicI32, Ordering};
+use wasm_bindgen::prelude::*;
+
+/// One attached thread.
+struct Entry {
+    /// The tag the embedder identifies the thread by (Node's `threadId`, or
+    /// the name of the thread's life lock in a browser).
+    tag: u32,
+    /// The thread's ParkingLot record (its blocking waits).
+    parking: ThreadRecord,
+    /// Its wasm-bindgen TLS block and stack, freed when it is reaped.
+    tls_base: u32,
+    stack_alloc: u32,
+    /// Its async waiter records (`waiter_new`), not yet freed.
+    waiters: Vec<*const AsyncWaiter>,
+    /// The locks it holds, taken through the exports below.
+    held: Vec<u32>,
+}
+
+/// Every entry, behind a WordLock (it spins instead of sleeping on a thread
+/// that may not block, so the page's thread can take it too).
+struct Registry {
+    lock: WordLock,
+    entries: UnsafeCell<Vec<*mut Entry>>,
+}
+
+// SAFETY: `entries` is only touched with `lock` held.
+unsafe impl Sync for Registry {}
+
+static REGISTRY: Registry = Registry {
+    lock: WordLock::new(),
+    entries: UnsafeCell::new(Vec::new()),
+};
+
+/// Bumped (and notified) whenever a thread registers, so that a watcher can
+/// `Atomics.waitAsync` on it for new threads to watch.
+static GENERATION: AtomicI32 = AtomicI32::new(0);
+
+std::thread_local! {
+    /// This thread's entry, or null if it never registered (the benchmark
+    /// harness calls the exports without the JS runtime).
+    static ME: Cell<*mut Entry> = const { Cell::new(core::ptr::null_mut()) };
+}
+
+/// Runs `f` on the registry's list, under its lock.
+fn with_registry<T>(f: impl FnOnce(&mut Vec<*mut Entry>) -> T) -> T {
+    REGISTRY.lock.lock();
+    // SAFETY: the registry lock is held for the whole call.
+    let r = f(unsafe { &mut *REGISTRY.entries.get() });
+    // SAFETY: locked just above.
+    unsafe { REGISTRY.lock.unlock() };
+    r
+}
+
+/// Runs `f` on this thread's entry, if it registered.
+fn with_me<T>(f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
+    let me = ME.with(Cell::get);
+    // SAFETY: only this thread mutates its entry, and it stays allocated
+    // until this thread unregisters (or is reaped, after which it never runs).
+    (!me.is_null()).then(|| f(unsafe { &mut *me }))
+}
+
+/// Registers the calling thread under `tag`, with the TLS block and stack
+/// that `__wbindgen_thread_destroy` frees for it (0: the module's own, never
+/// freed). Call once per thread, after `thread_init`.
+#[wasm_bindgen]
+pub fn thread_register(tag: u32, tls_base: u32, stack_alloc: u32) {
+    let parking = ThreadRecord::current().expect("thread_register: thread-locals are being torn down");
+    let entry = Box::into_raw(Box::new(Entry {
+        tag,
+        parking,
+        tls_base,
+        stack_alloc,
+        waiters: Vec::new(),
+        held: Vec::new(),
+    }));
+    ME.with(|me| me.set(entry));
+    with_registry(|entries| entries.push(entry));
+    GENERATION.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: notify only uses the address as a key.
+    unsafe { core::arch::wasm32::memory_atomic_notify(GENERATION.as_ptr(), u32::MAX) };
+}
+
+/// The address of the registration counter (an i32), for `Atomics.waitAsync`.
+#[wasm_bindgen]
+pub fn thread_generation_address() -> u32 {
+    GENERATION.as_ptr() as u32
+}
+
+/// The tags of every registered thread, for a watcher.
+#[wasm_bindgen]
+pub fn thread_tags() -> Vec<u32> {
+    // SAFETY: registered entries stay allocated until removed under the lock.
+    with_registry(|entries| entries.iter().map(|&e| unsafe { (*e).tag }).collect())
+}
+
+/// Removes the calling thread's entry (its `close()`, after its async waits
+/// were cancelled and their records freed). Locks it still holds are
+/// released, marked as their owner having died: nobody else could ever
+/// release them. Returns how many there were.
+#[wasm_bindgen]
+pub fn thread_unregister() -> u32 {
+    let me = ME.with(|me| me.replace(core::ptr::null_mut()));
+    if me.is_null() {
+        return 0;
+    }
+    with_registry(|entries| entries.retain(|&e| e != me));
+    // SAFETY: removed from the registry, so this thread owns it alone.
+    let entry = unsafe { Box::from_raw(me) };
+    // SAFETY: this thread is not waiting (it is here), and its record is
+    // not used again: its runtime is closed. This stops counting it.
+    unsafe { parking_lot::abandon_thread(entry.parking) };
+    release_held(&entry.held)
+}
+
+/// Reaps one thread registered under `tag` that is gone: takes its waits out
+/// of their queues as if they had timed out (passing on a wakeup or a lock
+/// hand-off it had been given), releases the locks it held, marked as
+/// owner-died, and frees its async records. Writes its TLS block and stack
+/// addresses to `out[0]` and `out[1]` (u32s) for `__wbindgen_thread_destroy`.
+/// Returns whether there was one (call again: a thread that attached twice
+/// has two entries).
+///
+/// Call only once the thread is known to be gone: it must never run again.
+#[wasm_bindgen]
+pub fn thread_reap(tag: u32, out: u32) -> bool {
+    let found = with_registry(|entries| {
+        // SAFETY: registered entries stay allocated until removed under the lock.
+        let i = entries.iter().position(|&e| unsafe { (*e).tag } == tag)?;
+        Some(entries.swap_remove(i))
+    });
+    let Some(e) = found else { return false };
+    // SAFETY: removed from the registry and its thread is gone (the caller's
+    // contract), so nobody else touches the entry or its records.
+    let entry = unsafe { Box::from_raw(e) };
+    unsafe {
+        parking_lot::abandon_thread(entry.parking);
+        for &w in &entry.waiters {
+            parking_lot::abandon_async(&*w);
+            drop(Box::from_raw(w as *mut AsyncWaiter));
+        }
+    }
+    release_held(&entry.held);
+    let out = out as *mut u32;
+    // SAFETY: `out` is an 8-byte, 4-aligned scratch cell the caller owns.
+    unsafe {
+        out.write(entry.tls_base);
+        out.add(1).write(entry.stack_alloc);
+    }
+    true
+}
+
+/// Releases `held` locks of a thread that will not release them, marking each
+/// owner-died. Returns how many.
+fn release_held(held: &[u32]) -> u32 {
+    for &addr in held {
+        // SAFETY: an address the thread's exports took the lock at, and the
+        // thread holds it and will never run again.
+        let _ = unsafe { (*(addr as *const Lock)).unlock_owner_died() };
+    }
+    held.len() as u32
+}
+
+/// Records a new async waiter record of this thread.
+pub(crate) fn waiter_made(waiter: *const AsyncWaiter) {
+    with_me(|me| me.waiters.push(waiter));
+}
+
+/// Forgets an async waiter record this thread frees.
+pub(crate) fn waiter_freed(waiter: *const AsyncWaiter) {
+    with_me(|me| me.waiters.retain(|&w| w != waiter));
+}
+
+/// Whether this thread holds the lock at `addr` (true if it never
+/// registered: nothing is known then).
+pub(crate) fn holds(addr: u32) -> bool {
+    with_me(|me| me.held.contains(&addr)).unwrap_or(true)
+}
+
+/// This thread took the lock at `addr`.
+pub(crate) fn took(addr: u32) {
+    with_me(|me| me.held.push(addr));
+}
+
+/// This thread let go of the lock at `addr`.
+pub(crate) fn let_go(addr: u32) {
+    with_me(|me| {
+        if let Some(i) = me.held.iter().rposition(|&a| a == addr) {
+            me.held.swap_remove(i);
+        }
+    });
+}
