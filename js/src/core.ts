@@ -22,6 +22,60 @@ export interface Header {
   readonly id: number;
 }
 
+/** What wasm-bindgen's glue exports that calls into wasm, as a plain function. */
+type GlueFunction = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * The error a trap becomes. A trap is a bug in parklot (no argument can cause
+ * one): the thread's stack pointer has been reset, so later calls work, but a
+ * lock the trapped call held may stay held.
+ */
+export function trapError(call: string, cause: unknown): Error {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new Error(
+    `parklot: the wasm module trapped in ${call} (${message}); this is a bug in parklot, please report it. ` +
+      "This thread's wasm stack was reset, so the runtime stays usable, but a lock held by that call may stay held",
+    { cause },
+  );
+}
+
+/**
+ * The glue with every function guarded: a trap unwinds past the epilogue that
+ * would restore the thread's stack pointer, so each trap would leak stack
+ * until later calls overwrite memory other threads allocated. The guard puts
+ * the pointer back to where every call on this thread starts (no call nests
+ * another) and rethrows a `trapError`.
+ */
+function guardGlue(glue: Glue, raw: RawExports): Glue {
+  const stackPointer = (raw as unknown as { __stack_pointer?: WebAssembly.Global }).__stack_pointer;
+  if (stackPointer === undefined) throw new TypeError('parklot: the wasm module does not export __stack_pointer; rebuild it with scripts/build-wasm.sh');
+  const top = stackPointer.value as number;
+  const guarded: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(glue)) {
+    if (typeof value !== 'function' || name === 'initSync' || name === 'default') {
+      guarded[name] = value;
+      continue;
+    }
+    const call = value as GlueFunction;
+    guarded[name] = function guarded(this: unknown) {
+      let result: unknown;
+      try {
+        // eslint-disable-next-line prefer-rest-params -- no array per call
+        result = call.apply(this, arguments as unknown as unknown[]);
+      } catch (e) {
+        if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+        stackPointer.value = top;
+        throw trapError(name, e);
+      }
+      if (result === 0 && name === 'waiter_new') {
+        throw new RangeError('parklot: the memory is full (1 GiB): no room for an async waiter record; free memory with rt.free() or settle pending async waits');
+      }
+      return result;
+    };
+  }
+  return guarded as Glue;
+}
+
 export class Core {
   /** Set by `close()`; every entry point checks it before calling into wasm. */
   closed = false;
@@ -51,6 +105,7 @@ export class Core {
     this.#heap32 = new Int32Array(this.#heapBuffer);
     this.pool = new WaiterPool(this);
     this.#probe = glue.alloc(4, 4);
+    if (this.#probe === 0) throw new RangeError('parklot: the memory is full (1 GiB): no room for this thread\'s 4-byte probe; free memory with rt.free()');
   }
 
   /**
@@ -66,8 +121,10 @@ export class Core {
     } catch (e) {
       throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
     }
+    glue = guardGlue(glue, raw);
     if (header === undefined) {
       const address = glue.alloc(8, 8);
+      if (address === 0) throw new RangeError('parklot: Runtime.create(): the new memory has no room for the runtime header');
       const id = (Math.random() * 0x1_0000_0000) >>> 0;
       const heap = new Int32Array(memory.buffer);
       Atomics.store(heap, (address >>> 2) + 1, id);
