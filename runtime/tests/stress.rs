@@ -7,7 +7,6 @@
 #![cfg(not(loom))]
 
 use parklot::parking_lot::parked_count;
-use parklot::toy_locks::{CascadeLock, PauseSpinLock, RawLock, YieldSpinLock};
 use parklot::{futex, Condition, Instant, Lock, Mutex, WaitResult};
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
@@ -164,81 +163,6 @@ fn fair_unlocks_timed_locks_and_try_locks_mixed_keep_the_counter_exact() {
     });
     assert_eq!(g.with(|v| *v), acquired.load(Ordering::Relaxed));
     assert!(!g.lock.has_parked(), "a stale PARKED bit was left behind");
-}
-
-/// Eventual fairness, checked so that a lock without it fails: one thread
-/// asks for `L` (it spins, then parks) while another takes the lock back at
-/// once after every release, no gap between unlock and lock. With a direct
-/// hand-off about once a millisecond the asker gets in after at most a few
-/// milliseconds of that; a barging lock lets the other thread win for as long
-/// as it keeps going. Counted in the barging thread's own acquisitions, not
-/// in time, so that a busy machine cannot fail it by descheduling threads.
-/// `Err` (with the count) for the first of `rounds` asks that was barged
-/// past more than `BARGE_LIMIT` times.
-fn starvation_check<L: RawLock + 'static>(rounds: usize) -> Result<u64, String> {
-    // The fastest barging measured here (PauseSpinLock: 114 M unlock/lock
-    // pairs in 1.65 s) does 70,000 a millisecond, so this allows over a
-    // millisecond of it. When measured, the toy locks below were barged past
-    // 0.6 M to 114 M times (up to 1.7 s); parklot's Lock at most 64 times.
-    const BARGE_LIMIT: u64 = 100_000;
-    let lock = Arc::new(L::new());
-    let mut most = 0;
-    for round in 0..rounds {
-        let asking = Arc::new(AtomicBool::new(false));
-        let got = Arc::new(AtomicBool::new(false));
-        lock.lock();
-        let (l2, a2, g2) = (lock.clone(), asking.clone(), got.clone());
-        let asker = thread::spawn(move || {
-            a2.store(true, Ordering::SeqCst);
-            l2.lock();
-            g2.store(true, Ordering::SeqCst);
-            // SAFETY (test): locked just above, on this thread.
-            unsafe { l2.unlock() };
-        });
-        while !asking.load(Ordering::SeqCst) {
-            thread::yield_now();
-        }
-        thread::sleep(Duration::from_millis(2)); // past its spinning
-        let mut barged = 0u64;
-        while !got.load(Ordering::Relaxed) && barged <= BARGE_LIMIT {
-            for _ in 0..64 {
-                // SAFETY (test): this thread holds the lock.
-                unsafe { lock.unlock() };
-                lock.lock();
-                barged += 1;
-            }
-        }
-        // SAFETY (test): this thread holds the lock.
-        unsafe { lock.unlock() };
-        asker.join().unwrap();
-        if barged > BARGE_LIMIT {
-            return Err(format!(
-                "{}: round {round}: the asking thread was barged past {barged} times without getting the lock",
-                L::NAME
-            ));
-        }
-        most = most.max(barged);
-    }
-    Ok(most)
-}
-
-#[test]
-fn nobody_starves_under_contention() {
-    let most = starvation_check::<Lock>(scaled(20)).unwrap();
-    eprintln!("parklot::Lock: the asking thread got in after at most {most} barging acquisitions");
-}
-
-#[test]
-fn starvation_check_fails_for_locks_without_fairness() {
-    // The check above must be able to fail: these locks have no fairness.
-    for result in [
-        starvation_check::<YieldSpinLock>(20),
-        starvation_check::<PauseSpinLock>(20),
-        starvation_check::<CascadeLock>(20),
-    ] {
-        let err = result.expect_err("a lock without fairness passed the starvation check");
-        eprintln!("{err}");
-    }
 }
 
 /// A bounded queue in the style users write: one lock, two conditions.
