@@ -5,7 +5,7 @@
  * each keep a reference to the `Core` they came from.
  */
 import { closedError, setupError } from './errors.js';
-import type { Glue, RawExports } from './loader.js';
+import { releaseGlue, type Glue, type RawExports } from './loader.js';
 import { KeepAlive, WaiterPool } from './waiters.js';
 
 /** First word of a runtime's header: "prlk", so `attach` can tell a parklot memory. */
@@ -44,9 +44,10 @@ export function trapError(call: string, cause: unknown): Error {
  * would restore the thread's stack pointer, so each trap would leak stack
  * until later calls overwrite memory other threads allocated. The guard puts
  * the pointer back to where every call on this thread starts (no call nests
- * another) and rethrows a `trapError`.
+ * another) and rethrows a `trapError`. Once `state.released` (the runtime
+ * closed and its glue went to another), every call throws the closed error.
  */
-function guardGlue(glue: Glue, raw: RawExports): Glue {
+function guardGlue(glue: Glue, raw: RawExports, state: { released: boolean }): Glue {
   const stackPointer = (raw as unknown as { __stack_pointer?: WebAssembly.Global }).__stack_pointer;
   if (stackPointer === undefined) throw new TypeError('parklot: the wasm module does not export __stack_pointer; rebuild it with scripts/build-wasm.sh');
   const top = stackPointer.value as number;
@@ -58,6 +59,8 @@ function guardGlue(glue: Glue, raw: RawExports): Glue {
     }
     const call = value as GlueFunction;
     guarded[name] = function guarded(this: unknown) {
+      // After close() the glue serves another instance: nothing may reach it from here.
+      if (state.released) throw closedError();
       let result: unknown;
       try {
         // eslint-disable-next-line prefer-rest-params -- no array per call
@@ -92,7 +95,13 @@ export class Core {
   /** A 4-byte cell only this instance touches, for `ownsBuffer`'s probe. */
   readonly #probe: number;
 
+  /** The glue module itself (`glue` is its guarded copy), released on close. */
+  readonly #glueModule: Glue;
+  readonly #glueState: { released: boolean };
+
   private constructor(
+    glueModule: Glue,
+    glueState: { released: boolean },
     readonly glue: Glue,
     readonly raw: RawExports,
     readonly module: WebAssembly.Module,
@@ -100,6 +109,8 @@ export class Core {
     readonly mayBlock: boolean,
     readonly header: Header,
   ) {
+    this.#glueModule = glueModule;
+    this.#glueState = glueState;
     this.canBlock = mayBlock;
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
@@ -121,7 +132,9 @@ export class Core {
     } catch (e) {
       throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
     }
-    glue = guardGlue(glue, raw);
+    const glueModule = glue;
+    const glueState = { released: false };
+    glue = guardGlue(glueModule, raw, glueState);
     if (header === undefined) {
       const address = glue.alloc(8, 8);
       if (address === 0) throw new RangeError('parklot: Runtime.create(): the new memory has no room for the runtime header');
@@ -131,7 +144,7 @@ export class Core {
       Atomics.store(heap, address >>> 2, HEADER_MAGIC);
       header = { address, id };
     }
-    return new Core(glue, raw, module, memory, mayBlock, header);
+    return new Core(glueModule, glueState, glue, raw, module, memory, mayBlock, header);
   }
 
   /** Whether `memory` carries the header `header` describes (read-only check, before instantiating). */
@@ -219,5 +232,7 @@ export class Core {
     this.keepAlive.clear();
     const stack = (this.raw as unknown as { __stack_alloc?: WebAssembly.Global }).__stack_alloc;
     if (stack !== undefined && stack.value !== 0) this.raw.__wbindgen_thread_destroy();
+    this.#glueState.released = true;
+    releaseGlue(this.#glueModule);
   }
 }
