@@ -11,7 +11,10 @@ shift 2
 setsid "$@" &
 pid=$!
 (
-  sleep "$limit"
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  sleep "$limit" &
+  sleeper=$!
+  wait "$sleeper"
   if kill -0 "$pid" 2>/dev/null; then
     echo "deadline: $name is still running after $limit s (pid $pid); still alive in its group:" >&2
     ps -o pid=,etimes=,args= -g "$pid" 2>/dev/null | cut -c1-160 | sed 's/^/deadline:   /' >&2
@@ -22,7 +25,6 @@ pid=$!
 watchdog=$!
 wait "$pid"
 status=$?
-pkill -P "$watchdog" 2>/dev/null # its sleep
 kill "$watchdog" 2>/dev/null
 wait "$watchdog" 2>/dev/null
 # Killed by the watchdog (SIGKILL): report it as a timeout.
