@@ -64,13 +64,9 @@ done
 
 step "Miri on the portable parker (what macOS, Windows and the BSDs run)"
 # --cfg parklot_portable_parker selects the std Mutex + Condvar parker on Linux.
-# Skipped: two tests of the word parker's liveness probe, which a condition
-# variable cannot answer (the probe goes away with exact wakes, issue 10).
 for seed in 0 1 2 3; do
   RUSTFLAGS="--cfg parklot_portable_parker" MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-seed=$seed" \
-    run "miri-portable-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib -- \
-    --skip async_waits_share_the_queue_and_an_unwatched_one_swallows_no_notify \
-    --skip a_handoff_skips_a_waiter_that_may_be_gone
+    run "miri-portable-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib
 done
 
 step "ThreadSanitizer (native stress tests)"

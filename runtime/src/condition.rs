@@ -16,13 +16,42 @@
 //!
 //! A waiter releases the lock in `before_sleep`, after it is queued, so a
 //! notify that follows the release is certain to find it; and it returns
-//! "notified" only when an unpark claimed it.
+//! "notified" only when an unpark claimed it: `notify_one` wakes exactly
+//! the oldest waiter, asleep, about to sleep or async, and nobody else.
+//!
+//! A waiter whose owner is reaped (a terminated worker) leaves the queue as
+//! if it had timed out; one that a `notify_one` chose before its owner could
+//! act passes that notify on to the next waiter (as POSIX asks of a cancelled
+//! waiter), so a dead waiter never swallows a wakeup a live one needed.
 
 use crate::clock::{deadline_after, Instant};
 use crate::lock::Lock;
-use crate::parking_lot::{self, AsyncWaiter, ParkResult, DEFAULT_UNPARK_TOKEN};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, ParkResult, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 use core::time::Duration;
+
+/// Unpark token of a `notify_one` (passed on if its waiter is reaped before
+/// it acts on it).
+const TOKEN_NOTIFY_ONE: UnparkToken = 1;
+/// Unpark token of a `notify_all`.
+const TOKEN_NOTIFY_ALL: UnparkToken = 2;
+
+/// What a condition waiter owes the others if its owner is reaped (see the
+/// module docs).
+static CONDITION_ABANDON: Abandon = Abandon {
+    dequeued: |key, was_last| condition_at_key(key).forget_waiters_if_last(was_last),
+    claimed: |key, token| {
+        if token == TOKEN_NOTIFY_ONE {
+            condition_at_key(key).notify_one();
+        }
+    },
+};
+
+/// The condition a ParkingLot key names.
+fn condition_at_key<'a>(key: usize) -> &'a Condition {
+    // SAFETY: every key queued with CONDITION_ABANDON is a live Condition's address.
+    unsafe { &*(key as *const Condition) }
+}
 
 /// A one-byte condition variable. `wait` returns only after a notify (or,
 /// for the timed forms, a timeout); notifies with nobody waiting cost one load.
@@ -114,19 +143,16 @@ impl Condition {
         // ParkingLot calls); `before_sleep` unlocks a lock the caller holds,
         // which may unpark but never parks.
         let result = unsafe {
-            parking_lot::park_conditionally(
+            parking_lot::park_owing(
                 self.key(),
                 || {
                     self.has_waiters.store(1, Ordering::Relaxed);
                     true
                 },
                 || lock.unlock(),
-                |_, was_last| {
-                    if was_last {
-                        self.has_waiters.store(0, Ordering::Relaxed);
-                    }
-                },
+                |_, was_last| self.forget_waiters_if_last(was_last),
                 deadline,
+                &CONDITION_ABANDON,
             )
         };
         lock.lock();
@@ -145,13 +171,14 @@ impl Condition {
     pub unsafe fn wait_async_begin(&self, lock: &Lock, waiter: &AsyncWaiter) {
         // SAFETY: the callback stores this condition's byte; `waiter` per our contract.
         let queued = unsafe {
-            parking_lot::park_async(
+            parking_lot::park_async_owing(
                 self.key(),
                 || {
                     self.has_waiters.store(1, Ordering::Relaxed);
                     true
                 },
                 waiter,
+                &CONDITION_ABANDON,
             )
         };
         debug_assert!(queued);
@@ -169,9 +196,7 @@ impl Condition {
         // SAFETY: the callback stores this condition's byte.
         let result = unsafe {
             parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
-                if was_last {
-                    self.has_waiters.store(0, Ordering::Relaxed);
-                }
+                self.forget_waiters_if_last(was_last)
             })
         };
         matches!(result, ParkResult::Unparked(_))
@@ -202,15 +227,25 @@ impl Condition {
     fn notify_slow(&self, count: usize) -> usize {
         // SAFETY: the callback only stores this condition's byte.
         unsafe {
-            parking_lot::unpark_many(self.key(), count, false, |r| {
+            parking_lot::unpark_many(self.key(), count, |r| {
                 self.has_waiters
                     .store(r.may_have_more as u8, Ordering::Relaxed);
-                DEFAULT_UNPARK_TOKEN
+                if count == 1 {
+                    TOKEN_NOTIFY_ONE
+                } else {
+                    TOKEN_NOTIFY_ALL
+                }
             })
         }
         .unparked
-        // Waiters that may be gone are woken on top of `count` (see `unpark_many`).
-        .min(count)
+    }
+
+    /// The last waiter left without a notify: nobody waits any more.
+    #[inline]
+    fn forget_waiters_if_last(&self, was_last: bool) {
+        if was_last {
+            self.has_waiters.store(0, Ordering::Relaxed);
+        }
     }
 
     #[inline]
@@ -382,6 +417,46 @@ mod tests {
         lock.lock();
         unsafe { c.wait_async_begin(&lock, &w) };
         assert!(!unsafe { c.wait_async_cancel(&w) });
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
+        assert!(!c.notify_one());
+    }
+
+    #[test]
+    fn a_notify_one_the_reaped_waiter_never_took_passes_to_the_next() {
+        let pair = Arc::new((Lock::new(), Condition::new()));
+        let gone = AsyncWaiter::new();
+        pair.0.lock();
+        unsafe { pair.1.wait_async_begin(&pair.0, &gone) };
+        let p = pair.clone();
+        let live = std::thread::spawn(move || {
+            p.0.lock();
+            // SAFETY: the lock is held.
+            let notified = unsafe { p.1.wait_raw(&p.0, None) };
+            p.0.unlock();
+            notified
+        });
+        while crate::parking_lot::parked_count(pair.1.key()) != 2 {
+            std::thread::yield_now();
+        }
+        assert!(pair.1.notify_one(), "chooses the oldest: the gone record");
+        // SAFETY: nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(&gone) };
+        assert!(
+            live.join().unwrap(),
+            "the notify passed on to the live waiter"
+        );
+    }
+
+    #[test]
+    fn a_reaped_waiter_that_was_last_clears_the_byte() {
+        let lock = Lock::new();
+        let c = Condition::new();
+        let gone = AsyncWaiter::new();
+        lock.lock();
+        unsafe { c.wait_async_begin(&lock, &gone) };
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 1);
+        // SAFETY: nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(&gone) };
         assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
         assert!(!c.notify_one());
     }

@@ -60,7 +60,7 @@ pub use condition::Condition;
 #[cfg(not(loom))]
 pub use condition::Condvar;
 pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
-pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, DEFAULT_SPIN_LIMIT};
+pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_SPIN_LIMIT};
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use word_lock::WordLock;

@@ -6,6 +6,7 @@
 //! |-----|----------|----------------------------------------------------------|
 //! | 0   | `LOCKED` | some thread holds the lock                               |
 //! | 1   | `PARKED` | threads may be parked in the ParkingLot on this address  |
+//! | 2   | `OWNER_DIED` | the last owner was reaped while holding the lock: the data it guards may be inconsistent |
 //!
 //! Transitions:
 //! - lock: `LOCKED` 0 → 1 by CAS, whatever `PARKED` says (barging);
@@ -17,17 +18,23 @@
 //!   store `PARKED` if more remain, else 0; or, when the bucket's fairness timer
 //!   says so (or on `unlock_fair`), keep `LOCKED` set and hand the lock to the
 //!   woken thread, so nobody waits much longer than a millisecond of barging;
-//! - a waiter that times out as the last one clears `PARKED` under the queue lock.
+//! - a waiter that times out as the last one clears `PARKED` under the queue lock;
+//! - a reaper releasing the lock of an owner that is gone
+//!   ([`Lock::unlock_owner_died`]) sets `OWNER_DIED` as it releases (never
+//!   handing over); acquisitions keep it, the holder reads and clears it with
+//!   [`Lock::take_owner_died`], and every unlock clears it. It is never set
+//!   on the fast paths' expected values, so they cost nothing more.
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
-use crate::parking_lot::{self, AsyncWaiter, ParkResult, UnparkToken};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, ParkResult, UnparkToken};
 use crate::sync::{self, AtomicU8, Ordering};
 use core::sync::atomic::AtomicU32;
 use core::time::Duration;
 
 const LOCKED: u8 = 1;
 const PARKED: u8 = 2;
+const OWNER_DIED: u8 = 4;
 
 /// Unpark token: the unlocker kept `LOCKED` set for you; you own the lock.
 const TOKEN_HANDOFF: UnparkToken = 1;
@@ -54,6 +61,44 @@ pub fn set_spin_limit(spins: u32) {
 pub fn spin_limit() -> u32 {
     SPIN_LIMIT.load(Ordering::Relaxed)
 }
+
+/// What a waiter on a lock owes the others if its owner is reaped (see
+/// [`parking_lot::Abandon`]): as the last waiter, the PARKED bit; a hand-off
+/// it never took, the lock; a wake to compete, that wake.
+static LOCK_ABANDON: Abandon = Abandon {
+    dequeued: |key, was_last| lock_at_key(key).forget_parked_if_last(was_last),
+    claimed: |key, token| {
+        let lock = lock_at_key(key);
+        if token == TOKEN_HANDOFF {
+            // Held on the gone owner's behalf, who never entered: release it.
+            let _ = lock.release(false, 0);
+        } else if lock.try_lock() {
+            // Take and release it, which wakes the next parked waiter.
+            let _ = lock.release(false, 0);
+        }
+    },
+};
+
+/// The lock a ParkingLot key names.
+fn lock_at_key<'a>(key: usize) -> &'a Lock {
+    // SAFETY: every key queued with LOCK_ABANDON is a live Lock's address.
+    unsafe { &*(key as *const Lock) }
+}
+
+/// Returned by [`Lock::lock_checked`] when the lock's last owner was reaped
+/// while holding it (the caller holds the lock now).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OwnerDied;
+
+impl core::fmt::Display for OwnerDied {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(
+            "the lock's last owner died holding it: you hold it now, and the data it guards may be inconsistent",
+        )
+    }
+}
+
+impl std::error::Error for OwnerDied {}
 
 /// Returned by [`Lock::checked_unlock`] for a lock that was not locked.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -124,6 +169,37 @@ impl Lock {
         }
     }
 
+    /// Acquires the lock like [`lock`](Self::lock), and reports whether its
+    /// last owner was reaped while holding it (robust mutexes' `EOWNERDEAD`):
+    /// `Err(OwnerDied)` means the caller holds the lock and should check the
+    /// data it guards.
+    pub fn lock_checked(&self) -> Result<(), OwnerDied> {
+        self.lock();
+        if self.take_owner_died() {
+            return Err(OwnerDied);
+        }
+        Ok(())
+    }
+
+    /// For the holder: whether the lock's last owner was reaped while holding
+    /// it (see [`unlock_owner_died`](Self::unlock_owner_died)). Reports it
+    /// once: the mark is cleared.
+    #[inline]
+    pub fn take_owner_died(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & OWNER_DIED != 0
+            && self.state.fetch_and(!OWNER_DIED, Ordering::Relaxed) & OWNER_DIED != 0
+    }
+
+    /// Releases a lock whose holder is gone for good (a reaped thread), and
+    /// marks it so that the next holder learns it from
+    /// [`take_owner_died`](Self::take_owner_died). Never hands the lock over.
+    ///
+    /// # Safety
+    /// The lock is held by a thread that will never run again.
+    pub unsafe fn unlock_owner_died(&self) -> Result<(), NotLocked> {
+        self.release(false, OWNER_DIED)
+    }
+
     /// Acquires the lock if it is free, without waiting.
     #[inline]
     pub fn try_lock(&self) -> bool {
@@ -190,13 +266,13 @@ impl Lock {
     /// Like [`unlock`](Self::unlock), but a lock that is not locked is
     /// reported instead of panicking (and left untouched).
     pub fn checked_unlock(&self) -> Result<(), NotLocked> {
-        self.release(false)
+        self.release(false, 0)
     }
 
     /// Like [`unlock_fair`](Self::unlock_fair), but a lock that is not
     /// locked is reported instead of panicking (and left untouched).
     pub fn checked_unlock_fair(&self) -> Result<(), NotLocked> {
-        self.release(true)
+        self.release(true, 0)
     }
 
     /// Whether some thread holds the lock (a snapshot).
@@ -226,8 +302,14 @@ impl Lock {
     pub unsafe fn lock_async_begin(&self, waiter: &AsyncWaiter) -> bool {
         self.acquire_loop(0, || {
             // SAFETY: the validate callback is one load; `waiter` per our contract.
-            let queued =
-                unsafe { parking_lot::park_async(self.key(), || self.parked_and_locked(), waiter) };
+            let queued = unsafe {
+                parking_lot::park_async_owing(
+                    self.key(),
+                    || self.parked_and_locked(),
+                    waiter,
+                    &LOCK_ABANDON,
+                )
+            };
             queued.then_some(false)
         })
     }
@@ -288,7 +370,7 @@ impl Lock {
     /// The byte parkers validate against: held, with parked threads.
     #[inline]
     fn parked_and_locked(&self) -> bool {
-        self.state.load(Ordering::Relaxed) == LOCKED | PARKED
+        self.state.load(Ordering::Relaxed) & (LOCKED | PARKED) == LOCKED | PARKED
     }
 
     /// A waiter that gave up was the last one: nobody is parked any more.
@@ -343,12 +425,13 @@ impl Lock {
             // SAFETY: the callbacks only touch this lock's byte: no panics, no
             // ParkingLot calls.
             let result = unsafe {
-                parking_lot::park_conditionally(
+                parking_lot::park_owing(
                     self.key(),
                     || self.parked_and_locked(),
                     || {},
                     |_, was_last| self.forget_parked_if_last(was_last),
                     deadline,
+                    &LOCK_ABANDON,
                 )
             };
             match result {
@@ -363,13 +446,15 @@ impl Lock {
 
     #[cold]
     fn unlock_slow_or_panic(&self, fair: bool) {
-        if let Err(e) = self.release(fair) {
+        if let Err(e) = self.release(fair, 0) {
             panic!("Lock::unlock: {e}");
         }
     }
 
-    /// The whole unlock protocol, fast path included.
-    fn release(&self, force_fair: bool) -> Result<(), NotLocked> {
+    /// The whole unlock protocol, fast path included. `mark` (0 or
+    /// `OWNER_DIED`) is left set in the released byte; a marked release never
+    /// hands over.
+    fn release(&self, force_fair: bool, mark: u8) -> Result<(), NotLocked> {
         loop {
             let state = self.state.load(Ordering::Relaxed);
             if state & LOCKED == 0 {
@@ -380,7 +465,7 @@ impl Lock {
             }
             if self
                 .state
-                .compare_exchange_weak(state, 0, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange_weak(state, mark, Ordering::Release, Ordering::Relaxed)
                 .is_ok()
             {
                 return Ok(());
@@ -391,20 +476,23 @@ impl Lock {
         // SAFETY: the callback stores this lock's byte only: no panics, no
         // ParkingLot calls.
         unsafe {
-            // With `force_fair` the chosen waiter must be confirmed alive (see
-            // `unpark_many`); otherwise the ParkingLot confirms it only when
-            // the fairness timer is due.
-            parking_lot::unpark_many(self.key(), 1, force_fair, |r| {
-                // Hand over only to a waiter known to be alive: a terminated
-                // worker's record must not take the lock with it.
-                if r.did_unpark && r.confirmed && (force_fair || r.time_to_be_fair) {
+            parking_lot::unpark_one(self.key(), |r| {
+                // The chosen waiter ends its wait with our token, asleep or
+                // not yet: a hand-off always reaches it (if its owner is gone,
+                // reaping it releases the lock; see LOCK_ABANDON).
+                if r.did_unpark && mark == 0 && (force_fair || r.time_to_be_fair) {
                     if !r.may_have_more {
                         self.state.store(LOCKED, Ordering::Relaxed);
                     }
                     return TOKEN_HANDOFF;
                 }
-                self.state
-                    .store(if r.may_have_more { PARKED } else { 0 }, Ordering::Release);
+                let parked = if r.may_have_more { PARKED } else { 0 };
+                // A swap, not a store: a locker sets PARKED outside the queue
+                // lock, and loom finds executions where a plain store here,
+                // though later, is ordered before that CAS and a parker then
+                // validates against the stale LOCKED | PARKED and sleeps forever
+                // (tests/loom.rs, `reaping_a_lock_waiter_against_a_fair_unlock`).
+                self.state.swap(parked | mark, Ordering::Release);
                 TOKEN_RETRY
             });
         }
@@ -717,15 +805,13 @@ mod tests {
         l.unlock();
     }
 
-    #[test]
-    fn a_handoff_skips_a_waiter_that_may_be_gone() {
-        // An async record whose owner never comes back (a terminated worker's)
-        // is queued first, a live thread behind it. A fair unlock must not
-        // hand the lock to the record, or the live thread would wait forever.
-        let l = Arc::new(Lock::new());
+    /// `gone` queued first, a live thread parked behind it.
+    fn gone_record_then_live_thread(
+        l: &Arc<Lock>,
+        gone: &AsyncWaiter,
+    ) -> std::thread::JoinHandle<()> {
         l.lock();
-        let gone = AsyncWaiter::new();
-        assert!(!unsafe { l.lock_async_begin(&gone) });
+        assert!(!unsafe { l.lock_async_begin(gone) });
         let l2 = l.clone();
         let live = std::thread::spawn(move || {
             l2.lock();
@@ -734,11 +820,53 @@ mod tests {
         while crate::parking_lot::parked_count(l.key()) != 2 {
             std::thread::yield_now();
         }
+        live
+    }
+
+    #[test]
+    fn a_reaped_queued_waiter_is_never_handed_the_lock() {
+        let l = Arc::new(Lock::new());
+        let gone = AsyncWaiter::new();
+        let live = gone_record_then_live_thread(&l, &gone);
+        // SAFETY: nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(&gone) };
         l.unlock_fair();
         live.join().unwrap();
-        assert_eq!(gone.poll(), Some(TOKEN_RETRY), "the record got no lock");
+        assert_eq!(gone.poll(), None, "the reaped record was woken");
         assert_eq!(crate::parking_lot::parked_count(l.key()), 0);
         assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_handoff_the_reaped_owner_never_took_passes_to_the_next_waiter() {
+        let l = Arc::new(Lock::new());
+        let gone = AsyncWaiter::new();
+        let live = gone_record_then_live_thread(&l, &gone);
+        l.unlock_fair(); // hands the lock to the record, whose owner is gone
+        assert!(l.is_locked());
+        // SAFETY: nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(&gone) };
+        live.join().unwrap();
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_lock_released_for_a_dead_owner_reports_it_once() {
+        let l = Lock::new();
+        l.lock();
+        // SAFETY (test): stands for a reaper releasing a dead thread's lock.
+        unsafe { l.unlock_owner_died() }.unwrap();
+        assert!(!l.is_locked());
+        assert_eq!(l.lock_checked(), Err(OwnerDied));
+        assert!(
+            l.is_locked(),
+            "the lock is held by the caller after OwnerDied"
+        );
+        l.unlock();
+        assert_eq!(l.lock_checked(), Ok(()));
+        l.unlock();
+        assert_eq!(l.state.load(Ordering::Relaxed), 0);
+        assert_eq!(unsafe { l.unlock_owner_died() }, Err(NotLocked));
     }
 
     #[test]

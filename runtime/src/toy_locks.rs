@@ -425,12 +425,8 @@ impl HandoffLock {
         // ParkingLot calls.
         unsafe {
             unpark_one(key(&self.state), |r| {
-                // Not confirmed: the waiter the ParkingLot chose was not seen
-                // waiting (a wasm worker that is gone, or one not asleep yet)
-                // and no other is queued. Handing it the lock could leave the
-                // lock held by nobody forever; free it, and the woken waiter,
-                // if alive, retries.
-                if !r.did_unpark || !r.confirmed {
+                // Nobody is queued any more (a reaped waiter left): free it.
+                if !r.did_unpark {
                     debug_assert!(!r.may_have_more);
                     self.state.store(0, Ordering::Release);
                     return DEFAULT_UNPARK_TOKEN;

@@ -209,3 +209,92 @@ fn async_lock_against_unlock_and_cancel() {
         assert!(!lock.has_parked(), "PARKED left set with nobody parked");
     });
 }
+
+/// Exactness with an async record queued before a blocking waiter: the first
+/// notify(1) wakes the record alone; every "ok" is a counted wake.
+#[test]
+fn notify_one_with_an_async_record_first_wakes_exactly_one() {
+    use parklot::parking_lot::AsyncWaiter;
+    model(|| {
+        let word = Arc::new(AtomicI32::new(0));
+        let record = AsyncWaiter::new();
+        assert!(unsafe { futex::wait32_async_begin(&word, 0, &record) });
+        let w2 = word.clone();
+        let blocking = thread::spawn(move || futex::wait32(&w2, 0, None));
+        let first = futex::notify(&*word, 1);
+        assert_eq!(first, 1, "the record was queued");
+        assert!(
+            record.poll().is_some(),
+            "the oldest waiter is the one woken"
+        );
+        word.store(1, Ordering::SeqCst);
+        let second = futex::notify(&*word, futex::NOTIFY_ALL);
+        let r = blocking.join().unwrap();
+        assert_eq!(second, usize::from(r == WaitResult::Ok), "{r:?}");
+    });
+}
+
+/// A blocking waiter that a notify chooses before it is asleep still
+/// reports "ok", and only then: the waits that end "ok" are exactly the
+/// wakes notify counted.
+#[test]
+fn a_waiter_chosen_before_it_sleeps_is_counted_exactly_once() {
+    model(|| {
+        let word = Arc::new(AtomicI32::new(0));
+        let w2 = word.clone();
+        let waiter = thread::spawn(move || futex::wait32(&w2, 0, None));
+        let first = futex::notify(&*word, 1);
+        word.store(1, Ordering::SeqCst);
+        let second = futex::notify(&*word, futex::NOTIFY_ALL);
+        let r = waiter.join().unwrap();
+        assert_eq!(first + second, usize::from(r == WaitResult::Ok), "{r:?}");
+    });
+}
+
+/// Cancelling an async wait (its timeout) against a notify: the wait is "ok"
+/// exactly when the notify counted it.
+#[test]
+fn async_cancel_against_notify_agree_on_who_won() {
+    use parklot::parking_lot::AsyncWaiter;
+    model(|| {
+        let word = Arc::new(AtomicI32::new(0));
+        let key = Arc::as_ptr(&word) as usize;
+        let record = AsyncWaiter::new();
+        assert!(unsafe { futex::wait32_async_begin(&word, 0, &record) });
+        let w2 = word.clone();
+        let notifier = thread::spawn(move || futex::notify(&*w2, 1));
+        let r = unsafe { futex::wait_async_cancel(key, &record) };
+        let counted = notifier.join().unwrap();
+        assert_eq!(counted, usize::from(r == WaitResult::Ok), "{r:?}");
+    });
+}
+
+/// Reaping a gone owner's async record on a lock while the lock is released
+/// fairly: whoever the lock goes to, the live waiter gets it and the lock
+/// ends free with no PARKED bit.
+#[test]
+fn reaping_a_lock_waiter_against_a_fair_unlock() {
+    use parklot::parking_lot::{abandon_async, AsyncWaiter};
+    parklot::set_spin_limit(0);
+    model(|| {
+        let lock = Arc::new(Lock::new());
+        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        let gone = Arc::new(AsyncWaiter::new());
+        lock.lock();
+        assert!(!unsafe { lock.lock_async_begin(&gone) });
+        let (l2, c2) = (lock.clone(), counter.clone());
+        let live = thread::spawn(move || {
+            l2.lock();
+            c2.bump();
+            l2.unlock();
+        });
+        let g2 = gone.clone();
+        let reaper = thread::spawn(move || unsafe { abandon_async(&g2) });
+        lock.unlock_fair();
+        reaper.join().unwrap();
+        live.join().unwrap();
+        assert_eq!(counter.get(), 1);
+        assert!(!lock.is_locked(), "the lock is held by nobody");
+        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+    });
+}

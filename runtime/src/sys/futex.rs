@@ -26,24 +26,18 @@ pub(super) fn wait(word: &AtomicU32, expected: u32, timeout_ns: Option<u64>) {
     }
 }
 
-/// Wakes one thread sleeping on `word`; returns how many it woke (0 or 1).
-/// The word may be dead by now.
-pub(super) fn wake(word: *const AtomicU32) -> u32 {
+/// Wakes one thread sleeping on `word`, if any. The word may be dead by now.
+pub(super) fn wake(word: *const AtomicU32) {
     // SAFETY: FUTEX_WAKE reads no memory through the pointer; it is a key.
-    let woken = unsafe {
+    unsafe {
         libc::syscall(
             libc::SYS_futex,
             word,
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
             1,
-        )
-    };
-    woken.max(0) as u32
+        );
+    }
 }
-
-/// Native threads cannot vanish while parked (a thread that exits is not
-/// parked), so a queued thread is always alive.
-pub(crate) const THREADS_CAN_VANISH: bool = false;
 
 /// Nanoseconds on `CLOCK_MONOTONIC`.
 pub(crate) fn now_ns() -> u64 {

@@ -64,7 +64,7 @@ mod word_parker;
 ))]
 pub(crate) use {
     platform::now_ns,
-    word_parker::{Parker, UnparkHandle, THREADS_CAN_VANISH},
+    word_parker::{Parker, UnparkHandle},
 };
 
 #[cfg(any(
@@ -86,7 +86,7 @@ mod portable;
         all(target_family = "wasm", target_feature = "atomics")
     ))
 ))]
-pub(crate) use portable::{now_ns, Parker, UnparkHandle, THREADS_CAN_VANISH};
+pub(crate) use portable::{now_ns, Parker, UnparkHandle};
 
 /// Where there is a system clock, an installed time source is not needed and
 /// this returns `false`.

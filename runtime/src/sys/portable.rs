@@ -24,9 +24,6 @@
 
 use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
 
-/// Threads here cannot vanish while parked.
-pub(crate) const THREADS_CAN_VANISH: bool = false;
-
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
 const CLAIMED: u32 = 2;
@@ -104,12 +101,6 @@ impl Parker {
         true
     }
 
-    /// Whether the owner is waiting right now. A condition variable cannot
-    /// tell, so the answer is yes: threads here never vanish while parked.
-    pub(crate) fn probe_waiting(&self) -> bool {
-        true
-    }
-
     /// Whether a waker has claimed this record and finished waking it.
     #[inline]
     pub(crate) fn is_unparked(&self) -> bool {
@@ -139,9 +130,8 @@ pub(crate) struct UnparkHandle {
 }
 
 impl UnparkHandle {
-    /// Wakes the owner; returns `true` (a condition variable cannot tell
-    /// whether it was waiting, and threads here never vanish).
-    pub(crate) fn unpark(self) -> bool {
+    /// Wakes the owner.
+    pub(crate) fn unpark(self) {
         // SAFETY: the state is CLAIMED, so the owner does not return (nor
         // drop an async record) before it reads IDLE, which only we store.
         let parker = unsafe { &*self.parker };
@@ -151,14 +141,13 @@ impl UnparkHandle {
             .compare_exchange(CLAIMED, IDLE, Ordering::Release, Ordering::Relaxed)
             .is_ok()
         {
-            return true; // nobody sleeps: the record may already be gone
+            return; // nobody sleeps: the record may already be gone
         }
         // CLAIMED | SLEEPER: the owner waits (or is about to) on the condvar
         // and returns only after reading IDLE under the mutex we now take.
         let _guard = parker.mutex.lock().unwrap_or_else(|e| e.into_inner());
         parker.state.store(IDLE, Ordering::Release);
         parker.condvar.notify_one();
-        true
     }
 }
 
@@ -206,7 +195,7 @@ mod tests {
                 std::hint::spin_loop();
             }
             drop(record);
-            assert!(waker.join().unwrap());
+            waker.join().unwrap();
         }
     }
 

@@ -25,16 +25,12 @@ pub(super) fn wait(word: &AtomicU32, expected: u32, timeout_ns: Option<u64>) {
     }
 }
 
-/// Wakes one waiter on `word`, blocking or `Atomics.waitAsync`; returns how
-/// many it woke (0 or 1). The word may be dead by now.
-pub(super) fn wake(word: *const AtomicU32) -> u32 {
+/// Wakes one waiter on `word`, blocking or `Atomics.waitAsync`, if any. The
+/// word may be dead by now.
+pub(super) fn wake(word: *const AtomicU32) {
     // SAFETY: notify only uses the address as a key into the engine's waiter lists.
-    unsafe { memory_atomic_notify(word as *mut i32, 1) }
+    unsafe { memory_atomic_notify(word as *mut i32, 1) };
 }
-
-/// A worker can be terminated while it is parked: its record stays queued
-/// but nobody will ever act on a wakeup. Such records must be told apart.
-pub(crate) const THREADS_CAN_VANISH: bool = true;
 
 static TIME_SOURCE: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 

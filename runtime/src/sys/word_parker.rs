@@ -15,7 +15,6 @@
 //! thread that cannot block may instead wait on it asynchronously (in wasm,
 //! `Atomics.waitAsync`); `wake` reaches both kinds of waiter.
 
-pub(crate) use super::platform::THREADS_CAN_VANISH;
 use super::platform::{now_ns, wait, wake};
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -55,14 +54,6 @@ impl Parker {
         true
     }
 
-    /// Whether the owner is waiting on the word right now (asleep in a
-    /// blocking wait, or registered with `Atomics.waitAsync`): wakes it,
-    /// spuriously (it sees it is still parked and waits again), and counts.
-    /// `false` means the owner is running, or gone.
-    pub(crate) fn probe_waiting(&self) -> bool {
-        wake(&self.state) > 0
-    }
-
     /// Whether a waker has claimed this record (Acquire: its token is visible).
     #[inline]
     pub(crate) fn is_unparked(&self) -> bool {
@@ -92,13 +83,13 @@ pub(crate) struct UnparkHandle {
 }
 
 impl UnparkHandle {
+    /// Wakes the owner if it sleeps on its word (if it does not, it is
+    /// running and sees the claim itself).
     #[inline]
-    /// Wakes the owner; returns whether it was waiting on its word (if not,
-    /// it was running, and sees the claim itself, or it is gone).
-    pub(crate) fn unpark(self) -> bool {
+    pub(crate) fn unpark(self) {
         // The owner may already have returned and reused or freed its record.
         // Waking only uses the address as a key, so that is harmless: at worst
         // the word's next user wakes spuriously, and every parker loops.
-        wake(self.word) > 0
+        wake(self.word);
     }
 }

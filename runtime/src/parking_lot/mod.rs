@@ -1,0 +1,611 @@
+//! The ParkingLot: queues of waiting threads, keyed by address, kept in one
+//! process-wide concurrent hashtable (seed 000, "Implementing WTF::ParkingLot").
+//!
+//! A primitive keeps only a few bits of state in its own memory and asks the
+//! ParkingLot to queue (park) or wake (unpark) threads under the address of
+//! that state. The queue for an address only exists while someone waits on it,
+//! and a waiter's record is its thread's own (a thread-local), so the memory
+//! used here depends on the number of threads, never on the number of locks.
+//!
+//! Rooms, one idea each:
+//! - `table`: the buckets, their FIFO queues, the table's growth, the
+//!   fairness timer and the lock-free "anyone waiting?" count;
+//! - `record`: a waiter's record, and what its wait owes others ([`Abandon`]);
+//! - this file: parking and unparking;
+//! - `async_waiter`: records that wait without a thread ([`AsyncWaiter`]);
+//! - `reap`: taking the records of a thread that is gone out of the queues.
+//!
+//! **Exactness.** An unpark counts a waiter exactly when it takes the waiter's
+//! record out of the queue under the bucket lock and claims it; that waiter's
+//! wait then ends "unparked" with the unpark's token, whether it was asleep,
+//! about to sleep, or an async record nobody is watching yet. Nothing else is
+//! woken in its place, and nothing guesses from a waiter's memory whether its
+//! owner still runs: a dead owner is learned from a real signal by the
+//! embedder, which then reaps its records ([`abandon_thread`]).
+
+mod async_waiter;
+mod reap;
+mod record;
+mod table;
+
+use crate::blocking::{refuse_to_block, thread_may_block};
+use crate::clock::Instant;
+use crate::sync::Ordering;
+use crate::sys::{now_ns, UnparkHandle};
+use record::{with_thread_data, ThreadData, OWES_NOTHING};
+use table::lock_bucket;
+
+pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
+pub use reap::{abandon_async, abandon_thread, ThreadRecord};
+pub use record::Abandon;
+pub use table::{stats, Stats};
+
+/// A value an unparker hands to the thread it wakes (for example "you now own
+/// the lock").
+pub type UnparkToken = usize;
+
+/// The token of a plain wakeup.
+pub const DEFAULT_UNPARK_TOKEN: UnparkToken = 0;
+
+/// How [`park_conditionally`] ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ParkResult {
+    /// Woken by an unpark, which handed over this token.
+    Unparked(UnparkToken),
+    /// `validate` returned false: the thread did not park.
+    Invalid,
+    /// The deadline passed before any unpark claimed the thread.
+    TimedOut,
+}
+
+impl ParkResult {
+    /// Whether the thread was woken by an unpark.
+    pub fn is_unparked(self) -> bool {
+        matches!(self, ParkResult::Unparked(_))
+    }
+}
+
+/// What an unpark did, as its callback sees it (under the queue's lock) and as
+/// it returns.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnparkResult {
+    /// At least one waiter was dequeued and claimed: its wait ends with the
+    /// callback's token.
+    pub did_unpark: bool,
+    /// How many waiters were dequeued and claimed.
+    pub unparked: usize,
+    /// Waiters remain queued on the same address.
+    pub may_have_more: bool,
+    /// The bucket's fairness timer expired: a lock should hand itself over to
+    /// the woken waiter instead of letting others barge.
+    pub time_to_be_fair: bool,
+}
+
+/// Parks the current thread in the queue for `key`, if `validate` agrees.
+///
+/// 1. Locks `key`'s queue and calls `validate`. If it returns false, unlocks
+///    and returns [`ParkResult::Invalid`].
+/// 2. Otherwise queues this thread, unlocks, and calls `before_sleep`.
+/// 3. Sleeps until an unpark on `key` claims this thread (returning its token)
+///    or until `deadline` passes. On a timeout the thread leaves the queue and
+///    `timed_out(key, was_last)` runs under the queue's lock; `was_last` tells
+///    whether no other thread is still queued on `key`.
+///
+/// Spurious wakeups never escape: the result is `Unparked` only after an unpark.
+/// If the thread is reaped while queued ([`abandon_thread`]), nothing is owed
+/// to anyone; primitives that owe something use [`park_owing`].
+///
+/// # Safety
+/// - `validate` and `timed_out` run under a bucket lock: they must not panic
+///   and must not call into the ParkingLot (nor take any lock that a thread
+///   inside the ParkingLot may hold).
+/// - `before_sleep` runs with this thread queued: it must not panic and must
+///   not park (it may unpark).
+///
+/// # Panics
+/// On a thread marked unable to block ([`crate::set_thread_may_block`]).
+pub unsafe fn park_conditionally(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    before_sleep: impl FnOnce(),
+    timed_out: impl FnOnce(usize, bool),
+    deadline: Option<Instant>,
+) -> ParkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        park_owing(
+            key,
+            validate,
+            before_sleep,
+            timed_out,
+            deadline,
+            &OWES_NOTHING,
+        )
+    }
+}
+
+/// [`park_conditionally`] for a wait that owes the other waiters something if
+/// this thread is reaped while queued or before it acts on its wakeup
+/// (`abandon`: a lock's next waiter must be woken in its place).
+///
+/// # Safety
+/// As for [`park_conditionally`]; `abandon`'s functions as their docs say.
+pub unsafe fn park_owing(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    before_sleep: impl FnOnce(),
+    timed_out: impl FnOnce(usize, bool),
+    deadline: Option<Instant>,
+    abandon: &'static Abandon,
+) -> ParkResult {
+    if !thread_may_block() {
+        refuse_to_block("parking");
+    }
+    with_thread_data(|me| {
+        // SAFETY: a thread parks once at a time, so its record is not queued.
+        if !unsafe { enqueue(key, validate, me, abandon) } {
+            return ParkResult::Invalid;
+        }
+        before_sleep();
+        let woken = match deadline {
+            None => {
+                me.parker.park();
+                true
+            }
+            Some(deadline) => me.parker.park_until(deadline.as_nanos()),
+        };
+        if woken {
+            // SAFETY: we observed the claim (Acquire).
+            return ParkResult::Unparked(unsafe { me.take_token() });
+        }
+        // SAFETY: `me` was queued on `key` above; `park` finishes an
+        // in-flight wakeup.
+        unsafe { leave_queue(key, me, timed_out, || me.parker.park()) }
+    })
+}
+
+/// Locks `key`'s queue, runs `validate`, and if it agrees queues `me`.
+/// Returns whether `me` was queued.
+///
+/// # Safety
+/// As for [`park_conditionally`]'s `validate`; `me` is not queued anywhere.
+unsafe fn enqueue(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    me: &ThreadData,
+    abandon: &'static Abandon,
+) -> bool {
+    let bucket = lock_bucket(key);
+    // Count in, then validate: the parker's half of the handshake with
+    // `may_have_waiters`. Our read-modify-write and an unparker's are ordered
+    // on the count: if ours is later, it acquires what the unparker stored
+    // before unparking, so `validate` sees it; if earlier, the unparker sees 1.
+    bucket.waiters.fetch_add(1, Ordering::AcqRel);
+    let valid = validate();
+    // SAFETY: the bucket lock is held and `me` is not queued (caller's contract).
+    unsafe {
+        if valid {
+            me.key.set(key);
+            me.abandon.set(abandon);
+            me.parker.prepare_park();
+            bucket.push(me);
+        } else {
+            bucket.waiters.fetch_sub(1, Ordering::Relaxed);
+        }
+        bucket.lock.unlock();
+    }
+    valid
+}
+
+/// Settles a waiter that gave up (deadline passed, or cancelled) against the
+/// wakers racing with it: either a waker claimed it first, and `finish_wakeup`
+/// waits for that wakeup to complete before its token is returned, or it
+/// leaves the queue and `timed_out(key, was_last)` runs under the queue lock.
+///
+/// # Safety
+/// `me` was queued on `key` by `enqueue`; `timed_out` as for [`park_conditionally`].
+unsafe fn leave_queue(
+    key: usize,
+    me: &ThreadData,
+    timed_out: impl FnOnce(usize, bool),
+    finish_wakeup: impl FnOnce(),
+) -> ParkResult {
+    let bucket = lock_bucket(key);
+    if !me.parker.timed_out() {
+        // SAFETY: locked by lock_bucket.
+        unsafe { bucket.lock.unlock() };
+        finish_wakeup();
+        // SAFETY: written by the waker before it claimed us, under the bucket
+        // lock we took after it.
+        return ParkResult::Unparked(unsafe { me.take_token() });
+    }
+    // SAFETY: the bucket lock is held and `me` is queued in this bucket
+    // (rehashing moves waiters to the bucket lock_bucket finds for their key).
+    unsafe {
+        let was_last = bucket.remove(key, me);
+        timed_out(key, was_last);
+        bucket.lock.unlock();
+    }
+    ParkResult::TimedOut
+}
+
+/// Wakes the oldest waiter queued on `key`, if any. `callback` runs under the
+/// queue's lock with what was done and returns the token the woken waiter
+/// receives. Returns what was done.
+///
+/// # Safety
+/// `callback` runs under a bucket lock: it must not panic and must not call
+/// into the ParkingLot.
+pub unsafe fn unpark_one(
+    key: usize,
+    callback: impl FnOnce(UnparkResult) -> UnparkToken,
+) -> UnparkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { unpark_many(key, 1, callback) }
+}
+
+/// Wakes up to `count` waiters queued on `key`, oldest first, and returns how
+/// many it woke: exactly the waiters whose waits end "unparked" because of it.
+/// With nobody queued in `key`'s bucket this takes no lock (see `table`): a
+/// notify with no waiter costs a hash and one uncontended read-modify-write.
+pub fn unpark_count(key: usize, count: usize) -> usize {
+    if count == 0 || !table::may_have_waiters(key) {
+        return 0;
+    }
+    // SAFETY: the callback does nothing.
+    unsafe { unpark_many(key, count, |_| DEFAULT_UNPARK_TOKEN) }.unparked
+}
+
+/// Wakes every waiter queued on `key`. Returns how many.
+pub fn unpark_all(key: usize) -> usize {
+    unpark_count(key, usize::MAX)
+}
+
+/// Wakes up to `max` waiters queued on `key`, oldest first, handing each the
+/// token `callback` returns (it runs once, under the queue's lock, after the
+/// waiters were taken out of the queue). Every waiter taken out is claimed
+/// and counted: its wait ends with that token.
+///
+/// # Safety
+/// As for [`unpark_one`].
+pub unsafe fn unpark_many(
+    key: usize,
+    max: usize,
+    callback: impl FnOnce(UnparkResult) -> UnparkToken,
+) -> UnparkResult {
+    /// Wakeups that wait until the bucket lock is released; any beyond these
+    /// are done under the lock (correct, just a longer hold), so that no
+    /// unpark allocates.
+    const DEFERRED: usize = 8;
+
+    let bucket = lock_bucket(key);
+    let mut result = UnparkResult::default();
+    // The clock is read only once a waiter is found: a notify with nobody
+    // waiting must stay cheap (in wasm the clock is a call out to JS).
+    let mut now = 0;
+    // SAFETY: the bucket lock is held for the whole block; dequeued waiters
+    // stay unclaimed (so their records live) until we claim them below.
+    unsafe {
+        // Dequeued waiters, chained through their (now free) `next` fields.
+        let (woken, rest) = bucket.dequeue(key, max);
+        result.unparked = woken.len;
+        result.did_unpark = woken.len > 0;
+        result.may_have_more = bucket.has_waiter_from(rest, key);
+        if result.did_unpark {
+            now = now_ns();
+            result.time_to_be_fair = bucket.fairness_due(now);
+        }
+        if result.time_to_be_fair {
+            bucket.rearm_fairness(now);
+        }
+        let token = callback(result);
+
+        let mut deferred: [Option<UnparkHandle>; DEFERRED] = [const { None }; DEFERRED];
+        let mut cur = woken.head;
+        let mut n = 0;
+        while !cur.is_null() {
+            // Read everything before claiming: once claimed, the owner may run on.
+            let next = (*cur).next.get();
+            (*cur).token.set(token);
+            (*cur).token_pending.store(true, Ordering::Relaxed);
+            let handle = (*cur).parker.unpark_lock();
+            if n < DEFERRED {
+                deferred[n] = Some(handle);
+                n += 1;
+            } else {
+                handle.unpark();
+            }
+            cur = next;
+        }
+        bucket.lock.unlock();
+        for handle in deferred.into_iter().flatten() {
+            handle.unpark();
+        }
+    }
+    result
+}
+
+/// How many waiters are queued on `key` right now (a snapshot, O(queue)).
+/// For diagnostics and for tests that must know a waiter is queued.
+pub fn parked_count(key: usize) -> usize {
+    let bucket = lock_bucket(key);
+    // SAFETY: the bucket lock is held while we walk the queue.
+    unsafe {
+        let n = bucket.count(key);
+        bucket.lock.unlock();
+        n
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::table::{current_table, LOAD_FACTOR};
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU32};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn park_until_flag(flag: &AtomicBool, key: usize, deadline: Option<Instant>) -> ParkResult {
+        unsafe {
+            park_conditionally(
+                key,
+                || !flag.load(Ordering::SeqCst),
+                || {},
+                |_, _| {},
+                deadline,
+            )
+        }
+    }
+
+    #[test]
+    fn validate_false_means_invalid_and_no_sleep() {
+        let r =
+            unsafe { park_conditionally(1, || false, || panic!("must not run"), |_, _| {}, None) };
+        assert_eq!(r, ParkResult::Invalid);
+    }
+
+    #[test]
+    fn unpark_with_nobody_queued_reports_nothing() {
+        let key = &0u8 as *const u8 as usize;
+        let r = unsafe {
+            unpark_one(key, |r| {
+                assert!(!r.did_unpark && !r.may_have_more && !r.time_to_be_fair);
+                7
+            })
+        };
+        assert_eq!(r, UnparkResult::default());
+        assert_eq!(unpark_all(key), 0);
+    }
+
+    #[test]
+    fn token_reaches_the_woken_thread() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let key = Arc::as_ptr(&flag) as usize;
+        let f = flag.clone();
+        let t = std::thread::spawn(move || park_until_flag(&f, key, None));
+        loop {
+            let r = unsafe { unpark_one(key, |r| if r.did_unpark { 42 } else { 0 }) };
+            if r.did_unpark {
+                assert!(!r.may_have_more);
+                break;
+            }
+            std::thread::yield_now();
+        }
+        assert_eq!(t.join().unwrap(), ParkResult::Unparked(42));
+    }
+
+    #[test]
+    fn timeout_reports_whether_it_was_last() {
+        let flag = AtomicBool::new(false);
+        let key = &flag as *const AtomicBool as usize;
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(20);
+        let mut last = None;
+        let r = unsafe {
+            park_conditionally(
+                key,
+                || true,
+                || {},
+                |k, was_last| last = Some((k, was_last)),
+                Some(deadline),
+            )
+        };
+        assert_eq!(r, ParkResult::TimedOut);
+        assert!(Instant::now() >= deadline, "returned early");
+        assert_eq!(last, Some((key, true)));
+    }
+
+    #[test]
+    fn a_timed_out_waiter_behind_another_sees_it_was_not_last() {
+        let word = Box::new(0u64);
+        let key = &*word as *const u64 as usize;
+        let parked = Arc::new(AtomicU32::new(0));
+        let p = parked.clone();
+        let long = std::thread::spawn(move || unsafe {
+            park_conditionally(
+                key,
+                || {
+                    p.fetch_add(1, Ordering::SeqCst);
+                    true
+                },
+                || {},
+                |_, _| {},
+                None,
+            )
+        });
+        while parked.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        let mut last = None;
+        let r = unsafe {
+            park_conditionally(
+                key,
+                || true,
+                || {},
+                |_, w| last = Some(w),
+                Some(Instant::now() + Duration::from_millis(5)),
+            )
+        };
+        assert_eq!(r, ParkResult::TimedOut);
+        assert_eq!(last, Some(false));
+        assert_eq!(unpark_all(key), 1);
+        assert!(long.join().unwrap().is_unparked());
+    }
+
+    #[test]
+    fn unpark_count_wakes_oldest_first_and_counts() {
+        let word = Box::new(0u64);
+        let key = &*word as *const u64 as usize;
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let queued = Arc::new(AtomicU32::new(0));
+        let mut hs = Vec::new();
+        for i in 0..4u32 {
+            let (order, q) = (order.clone(), queued.clone());
+            hs.push(std::thread::spawn(move || {
+                let r = unsafe {
+                    park_conditionally(
+                        key,
+                        || {
+                            q.fetch_add(1, Ordering::SeqCst);
+                            true
+                        },
+                        || {},
+                        |_, _| {},
+                        None,
+                    )
+                };
+                assert!(r.is_unparked());
+                order.lock().unwrap().push(i);
+            }));
+            // Queue them one at a time so that the queue order is known.
+            while queued.load(Ordering::SeqCst) != i + 1 {
+                std::thread::yield_now();
+            }
+        }
+        let r = unsafe {
+            unpark_many(key, 2, |r| {
+                assert_eq!(r.unparked, 2);
+                assert!(r.may_have_more);
+                0
+            })
+        };
+        assert_eq!(r.unparked, 2);
+        while order.lock().unwrap().len() < 2 {
+            std::thread::yield_now();
+        }
+        let mut first_two = order.lock().unwrap().clone();
+        first_two.sort();
+        assert_eq!(first_two, vec![0, 1]);
+        assert_eq!(unpark_all(key), 2);
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn the_table_grows_with_threads_and_keeps_queues() {
+        // Park more threads than the first table holds, on a few keys, while the
+        // table grows under them; every one must still be found by its key.
+        let words: Vec<Box<u64>> = (0..3).map(|_| Box::new(0u64)).collect();
+        let keys: Vec<usize> = words.iter().map(|w| &**w as *const u64 as usize).collect();
+        let n = if cfg!(miri) { 4 } else { 24 };
+        let parked = Arc::new(AtomicU32::new(0));
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let (key, parked) = (keys[i % 3], parked.clone());
+                std::thread::spawn(move || unsafe {
+                    park_conditionally(
+                        key,
+                        || {
+                            parked.fetch_add(1, Ordering::SeqCst);
+                            true
+                        },
+                        || {},
+                        |_, _| {},
+                        None,
+                    )
+                })
+            })
+            .collect();
+        while parked.load(Ordering::SeqCst) != n as u32 {
+            std::thread::yield_now();
+        }
+        let s = stats();
+        assert!(s.buckets >= LOAD_FACTOR * n.min(s.threads), "{s:?}");
+        assert_waiter_counts_exact();
+        let woken: usize = keys.iter().map(|&k| unpark_all(k)).sum();
+        assert_eq!(woken, n);
+        for h in hs {
+            assert!(h.join().unwrap().is_unparked());
+        }
+        assert_waiter_counts_exact();
+    }
+
+    /// Every bucket's lock-free waiter count equals its queue's length (exact
+    /// under the bucket's lock, whatever other tests park meanwhile).
+    fn assert_waiter_counts_exact() {
+        for bucket in current_table().buckets() {
+            bucket.lock.lock();
+            let mut queued = 0;
+            // SAFETY: the bucket lock is held while we walk the queue.
+            unsafe {
+                let mut cur = bucket.head.get();
+                while !cur.is_null() {
+                    queued += 1;
+                    cur = (*cur).next.get();
+                }
+                assert_eq!(bucket.waiters.load(Ordering::Relaxed), queued);
+                bucket.lock.unlock();
+            }
+        }
+    }
+
+    #[test]
+    fn waiter_counts_follow_timeouts_and_failed_validation() {
+        let word = 0u32;
+        let key = &word as *const u32 as usize;
+        // SAFETY: the callbacks do nothing.
+        let invalid = unsafe { park_conditionally(key, || false, || {}, |_, _| {}, None) };
+        assert_eq!(invalid, ParkResult::Invalid);
+        assert_waiter_counts_exact();
+        let soon = crate::clock::deadline_after(Duration::from_millis(5));
+        // SAFETY: the callbacks do nothing.
+        let timed_out = unsafe { park_conditionally(key, || true, || {}, |_, _| {}, soon) };
+        assert_eq!(timed_out, ParkResult::TimedOut);
+        assert_waiter_counts_exact();
+        assert_eq!(unpark_count(key, 1), 0);
+    }
+
+    #[test]
+    fn notify_with_no_waiter_takes_no_lock() {
+        // Hold the bucket of an address nobody waits on: an unpark_count that
+        // took the lock would block until we let go. Other tests park
+        // meanwhile, so pick a bucket that is empty while we hold it (nobody
+        // can count in without its lock).
+        let words = [0u64; 64];
+        let (key, bucket) = words
+            .iter()
+            .find_map(|w| {
+                let key = w as *const u64 as usize;
+                let bucket = lock_bucket(key);
+                if bucket.waiters.load(Ordering::Relaxed) == 0 {
+                    return Some((key, bucket));
+                }
+                // SAFETY: locked by lock_bucket just above.
+                unsafe { bucket.lock.unlock() };
+                None
+            })
+            .expect("every bucket holds a waiter of another test");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let h = std::thread::spawn(move || tx.send(unpark_count(key, usize::MAX)).unwrap());
+        let answer = rx.recv_timeout(Duration::from_secs(10));
+        // SAFETY: locked by lock_bucket above.
+        unsafe { bucket.lock.unlock() };
+        h.join().unwrap();
+        assert_eq!(
+            answer,
+            Ok(0),
+            "unpark_count with no waiter waited for the bucket lock"
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! A waiter's record: what a queue links together. Each thread has one (a
+//! thread-local, reused by every park, so parking allocates nothing), and so
+//! does each [`super::AsyncWaiter`].
+
+use super::table::{globals, grow_table};
+use super::UnparkToken;
+use crate::sync::{thread_local, AtomicBool, LockedCell, Ordering};
+use crate::sys::Parker;
+use core::ptr;
+
+/// What a primitive owes the other waiters when a waiter's owner turns out
+/// to be gone for good (a terminated worker, reaped with
+/// [`super::abandon_thread`] or [`super::abandon_async`]). Plain functions of
+/// the key: the owner's own callbacks died with it.
+#[derive(Debug)]
+pub struct Abandon {
+    /// Runs under the queue lock after a record that was still queued was
+    /// taken out, exactly as a wait's `timed_out(key, was_last)` does.
+    /// It must not panic and must not call into the ParkingLot.
+    pub dequeued: fn(key: usize, was_last: bool),
+    /// Runs with no lock held for a record that an unpark had already
+    /// claimed, handing it `token`, before its owner could act on it: passes
+    /// on what the owner was handed (a lock hand-off, a notify-one).
+    pub claimed: fn(key: usize, token: UnparkToken),
+}
+
+/// Owes nothing (the futex-style waits: the spec's notify counts a waiter
+/// when it removes it from the list, whatever the waiter does next).
+pub(super) static OWES_NOTHING: Abandon = Abandon {
+    dequeued: |_, _| {},
+    claimed: |_, _| {},
+};
+
+pub(crate) struct ThreadData {
+    pub(super) parker: Parker,
+    /// The address this record is queued on. Guarded by the bucket lock.
+    pub(super) key: LockedCell<usize>,
+    /// Next-newer waiter in the bucket's queue. Guarded by the bucket lock.
+    pub(super) next: LockedCell<*const ThreadData>,
+    /// Set by the unparker under the bucket lock before it claims the parker;
+    /// read by the owner after it sees the claim.
+    pub(super) token: LockedCell<UnparkToken>,
+    /// What the owner's wait owes others if the owner is gone. Set when the
+    /// record is queued; guarded by the bucket lock.
+    pub(super) abandon: LockedCell<&'static Abandon>,
+    /// An unpark claimed this record and its owner has not taken the token
+    /// yet: set by the unparker (under the bucket lock) before the claim,
+    /// cleared by the owner when it takes the token. Read by a reaper only
+    /// after the owner is known to be gone.
+    pub(super) token_pending: AtomicBool,
+}
+
+impl ThreadData {
+    pub(super) fn new() -> ThreadData {
+        let threads = globals().threads.fetch_add(1, Ordering::Relaxed) + 1;
+        grow_table(threads);
+        ThreadData {
+            parker: Parker::new(),
+            key: LockedCell::new(0),
+            next: LockedCell::new(ptr::null()),
+            token: LockedCell::new(super::DEFAULT_UNPARK_TOKEN),
+            abandon: LockedCell::new(&OWES_NOTHING),
+            token_pending: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes the token of the unpark that claimed this record.
+    ///
+    /// # Safety
+    /// The claim was observed (Acquire on the parker's word, or under the
+    /// bucket lock taken after the unparker's).
+    #[inline]
+    pub(super) unsafe fn take_token(&self) -> UnparkToken {
+        self.token_pending.store(false, Ordering::Relaxed);
+        // SAFETY: the unparker wrote it before the claim the caller observed.
+        unsafe { self.token.get() }
+    }
+}
+
+// Under loom, thread-locals are dropped after the model's statics, so the
+// decrement would touch a dead static; the count only sizes the table, and
+// each model execution starts from zero anyway.
+#[cfg(not(loom))]
+impl Drop for ThreadData {
+    fn drop(&mut self) {
+        globals().threads.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+thread_local! {
+    pub(super) static THREAD_DATA: ThreadData = ThreadData::new();
+}
+
+/// Runs `f` with this thread's record: the thread-local one, or a fresh one on
+/// the stack while the thread-locals are being torn down.
+pub(super) fn with_thread_data<T>(f: impl FnOnce(&ThreadData) -> T) -> T {
+    let mut fallback = None;
+    let data = THREAD_DATA
+        .try_with(|d| d as *const ThreadData)
+        .unwrap_or_else(|_| fallback.insert(ThreadData::new()) as *const ThreadData);
+    // SAFETY: the thread-local lives until the thread exits, and `fallback`
+    // until this function returns; both outlast `f`.
+    f(unsafe { &*data })
+}

@@ -1,0 +1,116 @@
+//! Exact wake semantics on the paths that mix waiter kinds: a notify that
+//! reports `n` wakes exactly `n` waiters, and each of them, and only they,
+//! report "ok"/notified (issue: exact wait/notify and Condition semantics).
+#![cfg(not(loom))]
+
+use parklot::futex::{self, wait32, wait32_async_begin, WaitResult};
+use parklot::parking_lot::{self, AsyncWaiter};
+use parklot::{Condition, Lock};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn wait_until_parked(key: usize, n: usize) {
+    while parking_lot::parked_count(key) != n {
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn notify_one_with_an_async_record_first_wakes_only_that_record() {
+    let word = Arc::new(AtomicI32::new(0));
+    let key = Arc::as_ptr(&word) as usize;
+    let record = AsyncWaiter::new();
+    // SAFETY: the record outlives the wait, which is settled below.
+    assert!(unsafe { wait32_async_begin(&word, 0, &record) });
+    let w = word.clone();
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let blocking = std::thread::spawn(move || {
+        let r = wait32(&w, 0, None);
+        d.store(true, Ordering::SeqCst);
+        r
+    });
+    wait_until_parked(key, 2);
+    assert_eq!(futex::notify(&*word, 1), 1);
+    assert!(
+        record.poll().is_some(),
+        "the oldest waiter, the async record, was chosen"
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "notify(1) returned 1 but the blocking waiter behind the async record woke too"
+    );
+    assert_eq!(
+        parking_lot::parked_count(key),
+        1,
+        "the blocking waiter stays queued"
+    );
+    assert_eq!(futex::notify(&*word, 1), 1);
+    assert_eq!(blocking.join().unwrap(), WaitResult::Ok);
+}
+
+#[test]
+fn condition_notify_one_with_an_async_waiter_first_notifies_only_it() {
+    let pair = Arc::new((Lock::new(), Condition::new()));
+    let key = &pair.1 as *const Condition as usize;
+    let record = AsyncWaiter::new();
+    pair.0.lock();
+    // SAFETY: the lock is held; the record outlives the wait.
+    unsafe { pair.1.wait_async_begin(&pair.0, &record) };
+    let p = pair.clone();
+    let notified = Arc::new(AtomicBool::new(false));
+    let n = notified.clone();
+    let blocking = std::thread::spawn(move || {
+        p.0.lock();
+        // SAFETY: the lock is held.
+        let r = unsafe { p.1.wait_raw(&p.0, None) };
+        n.store(true, Ordering::SeqCst);
+        p.0.unlock();
+        r
+    });
+    wait_until_parked(key, 2);
+    assert!(pair.1.notify_one());
+    assert!(
+        record.poll().is_some(),
+        "the oldest waiter, the async one, was notified"
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        !notified.load(Ordering::SeqCst),
+        "one notify_one made two waiters report notified"
+    );
+    assert!(pair.1.notify_one());
+    assert!(blocking.join().unwrap());
+}
+
+#[test]
+fn unpark_one_hands_its_token_to_an_async_record_when_it_is_time_to_be_fair() {
+    let word = AtomicI32::new(0);
+    let key = &word as *const AtomicI32 as usize;
+    let record = AsyncWaiter::new();
+    // The bucket's fairness timer re-arms at most 1 ms ahead: after 2 ms the
+    // first unpark on it is told to be fair.
+    std::thread::sleep(Duration::from_millis(2));
+    // SAFETY: the record outlives the wait.
+    assert!(unsafe { wait32_async_begin(&word, 0, &record) });
+    let mut fair = false;
+    // SAFETY: the callback only records what it saw.
+    let r = unsafe {
+        parking_lot::unpark_one(key, |r| {
+            fair = r.time_to_be_fair;
+            if r.did_unpark {
+                42
+            } else {
+                0
+            }
+        })
+    };
+    assert!(r.did_unpark && fair, "{r:?}");
+    assert_eq!(
+        record.poll(),
+        Some(42),
+        "the woken record must receive the callback's token"
+    );
+}
