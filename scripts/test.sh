@@ -7,7 +7,7 @@
 #   4. loom model checking of the core's races
 #   5. Miri on the unit tests (strict provenance, 8 scheduler seeds), and
 #      on them again with the portable parker (--cfg parklot_portable_parker)
-#   5b. ThreadSanitizer over the native stress tests
+#   5b. ThreadSanitizer over the native stress and exact-wake tests
 #   6. ARM64: the Rust tests and the C test under qemu-user
 #   7. wasm32: the core builds with and without the atomics feature; the
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
@@ -69,14 +69,14 @@ for seed in 0 1 2 3; do
     run "miri-portable-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib
 done
 
-step "ThreadSanitizer (native stress tests)"
+step "ThreadSanitizer (native stress and exact-wake tests)"
 # std rebuilt with the sanitizer (build-std, rust-src on the nightly). Not the
 # fairness test: the sanitizer's slower atomics let an asker slip into a
 # spinlock's release window, so its check that spinlocks starve cannot hold.
 RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan TSAN_OPTIONS="halt_on_error=1" \
   run tsan bash scripts/deadline.sh 1800 "ThreadSanitizer tests" \
   cargo "+$NIGHTLY" test -Zbuild-std --target x86_64-unknown-linux-gnu -p parklot \
-  --test stress --release
+  --test stress --test exact --release
 
 step "ARM64 under qemu (Rust tests and C ABI)"
 PARKLOT_STRESS_SCALE=0.1 run arm64 cargo test -p parklot --target aarch64-unknown-linux-gnu
