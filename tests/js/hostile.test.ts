@@ -50,6 +50,30 @@ describe('hostile numbers reach no panic', () => {
   }
 });
 
+describe('the benchmark exports refuse a peer they do not have', () => {
+  it('peer_new, peer_count_loop, peer_free and bench_ping_pong return 0 or do nothing for an unknown kind', async () => {
+    const module = await loadModule();
+    const memory = new WebAssembly.Memory({ initial: MIN_PAGES, maximum: MAX_PAGES, shared: true });
+    const core = Core.open(await freshGlue(), module, memory, true);
+    const bench = core.glue as unknown as {
+      peer_names(): string;
+      peer_new(kind: number): number;
+      peer_free(kind: number, addr: number): void;
+      peer_count_loop(kind: number, addr: number, counter: number, n: number, work: number): number;
+      bench_ping_pong(how: number, addr: number, pinger: boolean, n: number, samples: number): number;
+    };
+    const data = core.glue.alloc(64, 8);
+    for (const kind of [bench.peer_names().split(',').length, 99, 0xffff_ffff]) {
+      expect(bench.peer_new(kind)).toBe(0);
+      expect(bench.peer_count_loop(kind, data, data + 16, 10, 1)).toBe(0);
+      bench.peer_free(kind, data);
+      expect(bench.bench_ping_pong(kind, data, true, 10, data + 8)).toBe(0);
+    }
+    core.glue.free(data, 64, 8);
+    core.close();
+  });
+});
+
 describe('a trap (a bug) does not corrupt later calls', () => {
   it('20,000 traps: each is reported as a parklot bug, the stack pointer is reset, memory others allocated is intact', async () => {
     const module = await loadModule();
