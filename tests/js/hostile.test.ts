@@ -50,6 +50,14 @@ describe('hostile numbers reach no panic', () => {
   }
 });
 
+describe('exhaustion is a RangeError that says what ran out', () => {
+  it('an allocation the 1 GiB memory cannot hold', () => {
+    expect(() => rt.alloc(0x3fff_0000, 8)).toThrow(/^parklot: Runtime\.alloc\(\): out of memory allocating 1073676288 bytes \(the memory's limit is 1 GiB\)/);
+    expect(() => rt.alloc(16, 3)).toThrow(RangeError); // and a bad alignment
+    expect(rt.alloc(16, 8)).toBeGreaterThan(0); // the runtime goes on
+  });
+});
+
 describe('the benchmark exports refuse a peer they do not have', () => {
   it('peer_new, peer_count_loop, peer_free and bench_ping_pong return 0 or do nothing for an unknown kind', async () => {
     const module = await loadModule();
