@@ -65,7 +65,8 @@ function runSuite(suite) {
   // A generous guard on top of each suite's own deadlock checks.
   const limitMs = (args.quick ? 10 : 60) * 60_000;
   return new Promise((resolve) => {
-    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // detached: its own process group, so that the guard below ends its children too.
+    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const tail = [];
     const keep = (line) => {
       tail.push(line);
@@ -78,9 +79,15 @@ function runSuite(suite) {
     // stdout repeats the markdown the suite writes to its .md: kept only for a failure's report.
     createInterface({ input: child.stdout }).on('line', keep);
     const timer = setTimeout(() => {
-      say(`${suite.name}: still running after ${limitMs / 60_000} min: stopping it`);
+      say(`${suite.name}: still running after ${limitMs / 60_000} min: stopping it (process group ${child.pid})`);
       child.kill('SIGTERM'); // lets it stop its own children
-      setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid, 'SIGKILL'); // and whatever of them is left
+        } catch {
+          // the group is gone
+        }
+      }, 5_000).unref();
     }, limitMs);
     child.on('error', (e) => {
       clearTimeout(timer);

@@ -21,6 +21,28 @@ OUT=js/wasm-pkg
 if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
     wasm-bindgen --target web --out-dir "$OUT" "$WASM"
 fi
+# Let the package release a closed runtime's instance: an ES module is never
+# collected, so without this each glue copy would keep its instance and the
+# memory (a 1 GiB reservation) alive for the life of the process; with it, a
+# released copy can be initialized again by the next runtime (js/src/loader.ts).
+if ! grep -q '__parklot_release' "$OUT/parklot_wasm.js"; then
+    cat >> "$OUT/parklot_wasm.js" <<'EOF'
+
+/** Added by parklot's scripts/build-wasm.sh: forgets the instance, so that `initSync` may run again. */
+export function __parklot_release() {
+    wasm = undefined;
+    wasmInstance = undefined;
+    wasmModule = undefined;
+    cachedUint8ArrayMemory0 = null;
+    __wbg_init_promise = undefined;
+}
+EOF
+    cat >> "$OUT/parklot_wasm.d.ts" <<'EOF'
+
+/** Added by parklot's scripts/build-wasm.sh: forgets the instance, so that `initSync` may run again. */
+export function __parklot_release(): void;
+EOF
+fi
 # The glue is an ES module; say so, or Node warns and re-parses it on every import.
 echo '{ "type": "module" }' > "$OUT/package.json"
 

@@ -5,7 +5,9 @@
 #   2. native tests on x86-64: unit, stress, memory, doc tests
 #   3. the C ABI test program, linked against the static library
 #   4. loom model checking of the core's races
-#   5. Miri on the unit tests (strict provenance, 8 scheduler seeds)
+#   5. Miri on the unit tests (strict provenance, 8 scheduler seeds), and
+#      on them again with the portable parker (--cfg parklot_portable_parker)
+#   5b. ThreadSanitizer over the native stress and exact-wake tests
 #   6. ARM64: the Rust tests and the C test under qemu-user
 #   7. wasm32: the core builds with and without the atomics feature; the
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
@@ -17,8 +19,10 @@
 #  10. the benchmark smoke (npm run bench -- --quick): every suite runs
 #      briefly and checks its counters and outputs, never its timings
 #
-# Ends with one line, "parklot: N passed, M failed", counting every test
-# that ran; exits non-zero if any step failed.
+# Every step that starts processes or workers runs under scripts/deadline.sh,
+# which names and kills (by process group) whatever is still running at its
+# deadline. Ends with one line, "parklot: N passed, M failed", counting every
+# test that ran; exits non-zero if any step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/toolchain.env
@@ -42,7 +46,7 @@ cargo fmt --all --check
 cargo clippy --quiet --workspace --all-targets -- -D warnings
 
 step "native tests (x86-64)"
-run native cargo test --workspace
+run native bash scripts/deadline.sh 1200 "native tests" cargo test --workspace
 
 step "C ABI (x86-64)"
 run c-abi bash scripts/c-abi-test.sh
@@ -58,6 +62,22 @@ for seed in 0 1 2 3 4 5 6 7; do
   MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-seed=$seed" run "miri-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib
 done
 
+step "Miri on the portable parker (what macOS, Windows and the BSDs run)"
+# --cfg parklot_portable_parker selects the std Mutex + Condvar parker on Linux.
+for seed in 0 1 2 3; do
+  RUSTFLAGS="--cfg parklot_portable_parker" MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-seed=$seed" \
+    run "miri-portable-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib
+done
+
+step "ThreadSanitizer (native stress and exact-wake tests)"
+# std rebuilt with the sanitizer (build-std, rust-src on the nightly). Not the
+# fairness test: the sanitizer's slower atomics let an asker slip into a
+# spinlock's release window, so its check that spinlocks starve cannot hold.
+RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan TSAN_OPTIONS="halt_on_error=1" \
+  run tsan bash scripts/deadline.sh 1800 "ThreadSanitizer tests" \
+  cargo "+$NIGHTLY" test -Zbuild-std --target x86_64-unknown-linux-gnu -p parklot \
+  --test stress --test exact --release
+
 step "ARM64 under qemu (Rust tests and C ABI)"
 PARKLOT_STRESS_SCALE=0.1 run arm64 cargo test -p parklot --target aarch64-unknown-linux-gnu
 run c-abi-arm64 bash scripts/c-abi-test.sh --target aarch64-unknown-linux-gnu
@@ -70,17 +90,17 @@ CARGO_TARGET_DIR=target/wasm-check-plain \
   cargo "+$NIGHTLY" check --quiet -p parklot --lib --target wasm32-unknown-unknown
 echo "wasm32 check: ok"
 bash scripts/build-wasm.sh
-run wasm-smoke node tests/wasm-smoke.mjs
+run wasm-smoke bash scripts/deadline.sh 300 "wasm smoke test" node tests/wasm-smoke.mjs
 
 step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
-run js npm run --silent test:js
+run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
 
 step "demo pages in Chromium (Playwright) and Firefox"
-run browser npm run --silent test:browser
+run browser bash scripts/deadline.sh 1200 "browser tests" npm run --silent test:browser
 
 step "benchmark smoke (correctness and outputs, never timings)"
-run bench bash scripts/bench.sh --quick
+run bench bash scripts/deadline.sh 1200 "benchmark smoke" bash scripts/bench.sh --quick
 
 step "summary"
 # cargo and libtest print "test result: ok. N passed; M failed; ..."; the C

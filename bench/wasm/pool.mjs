@@ -91,10 +91,24 @@ export class PoolWorker {
   }
 }
 
-/** `n` workers, each ready (module instantiated) when this resolves. */
-export async function startPool(n, workerData, timeoutMs) {
-  const pool = Array.from({ length: n }, (_, i) => new PoolWorker(i, workerData));
-  await withTimeout(Promise.all(pool.map((w) => w.expect('ready'))), timeoutMs, 'worker start');
+/**
+ * `n` workers, each ready (module instantiated) when this resolves. With
+ * `oneAtATime`, each worker starts only once the one before is ready: V8
+ * (Node 20, --harmony-struct) can deadlock when several workers start at
+ * once with a shared Atomics.Mutex in their workerData (about 1 start in 8
+ * of 8 workers hung, every thread asleep, and process.exit could not end it).
+ */
+export async function startPool(n, workerData, timeoutMs, { oneAtATime = false } = {}) {
+  if (!oneAtATime) {
+    const pool = Array.from({ length: n }, (_, i) => new PoolWorker(i, workerData));
+    await withTimeout(Promise.all(pool.map((w) => w.expect('ready'))), timeoutMs, 'worker start');
+    return pool;
+  }
+  const pool = [];
+  for (let i = 0; i < n; i++) {
+    pool.push(new PoolWorker(i, workerData));
+    await withTimeout(pool[i].expect('ready'), timeoutMs, `worker ${i} start`);
+  }
   return pool;
 }
 

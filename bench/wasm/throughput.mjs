@@ -71,8 +71,11 @@ async function startV8Mutex(maxWorkers) {
 
   let first;
   try {
-    first = await next(30_000, 'Atomics.Mutex process start');
+    first = await next(30_000, `Atomics.Mutex process start (pid ${child.pid})`);
   } catch (e) {
+    // Still alive, its IPC channel would keep this process from ever exiting.
+    log(`throughput: killing the Atomics.Mutex process (pid ${child.pid}): ${e.message}`);
+    child.kill('SIGKILL');
     return { skipped: `node --harmony-struct did not start: ${e.message}` };
   }
   if (first.type === 'unavailable') return { skipped: first.reason };

@@ -23,7 +23,7 @@ const maxWorkers = Number(process.argv[2]);
 const shared = new SharedArrayBuffer(SHARED_BYTES);
 const data = new Float64Array(shared, CELLS.V8_DATA, 2);
 // One mutex object, shared: workerData hands each worker the same one.
-const pool = await startPool(maxWorkers, { shared, mutex: new Atomics.Mutex() }, 30_000);
+const pool = await startPool(maxWorkers, { shared, mutex: new Atomics.Mutex() }, 30_000, { oneAtATime: true });
 
 process.on('message', async (cmd) => {
   if (cmd.type === 'exit') {

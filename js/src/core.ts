@@ -5,8 +5,8 @@
  * each keep a reference to the `Core` they came from.
  */
 import { closedError, setupError } from './errors.js';
-import type { Glue, RawExports } from './loader.js';
 import type { Life } from './liveness.js';
+import { releaseGlue, type Glue, type RawExports } from './loader.js';
 import { KeepAlive, WaiterPool } from './waiters.js';
 
 /** First word of a runtime's header: "prlk", so `attach` can tell a parklot memory. */
@@ -21,6 +21,63 @@ export function sharedBuffer(memory: WebAssembly.Memory): SharedArrayBuffer {
 export interface Header {
   readonly address: number;
   readonly id: number;
+}
+
+/** What wasm-bindgen's glue exports that calls into wasm, as a plain function. */
+type GlueFunction = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * The error a trap becomes. A trap is a bug in parklot (no argument can cause
+ * one): the thread's stack pointer has been reset, so later calls work, but a
+ * lock the trapped call held may stay held.
+ */
+export function trapError(call: string, cause: unknown): Error {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new Error(
+    `parklot: the wasm module trapped in ${call} (${message}); this is a bug in parklot, please report it. ` +
+      "This thread's wasm stack was reset, so the runtime stays usable, but a lock held by that call may stay held",
+    { cause },
+  );
+}
+
+/**
+ * The glue with every function guarded: a trap unwinds past the epilogue that
+ * would restore the thread's stack pointer, so each trap would leak stack
+ * until later calls overwrite memory other threads allocated. The guard puts
+ * the pointer back to where every call on this thread starts (no call nests
+ * another) and rethrows a `trapError`. Once `state.released` (the runtime
+ * closed and its glue went to another), every call throws the closed error.
+ */
+function guardGlue(glue: Glue, raw: RawExports, state: { released: boolean }): Glue {
+  const stackPointer = (raw as unknown as { __stack_pointer?: WebAssembly.Global }).__stack_pointer;
+  if (stackPointer === undefined) throw new TypeError('parklot: the wasm module does not export __stack_pointer; rebuild it with scripts/build-wasm.sh');
+  const top = stackPointer.value as number;
+  const guarded: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(glue)) {
+    if (typeof value !== 'function' || name === 'initSync' || name === 'default') {
+      guarded[name] = value;
+      continue;
+    }
+    const call = value as GlueFunction;
+    guarded[name] = function guarded(this: unknown) {
+      // After close() the glue serves another instance: nothing may reach it from here.
+      if (state.released) throw closedError();
+      let result: unknown;
+      try {
+        // eslint-disable-next-line prefer-rest-params -- no array per call
+        result = call.apply(this, arguments as unknown as unknown[]);
+      } catch (e) {
+        if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+        stackPointer.value = top;
+        throw trapError(name, e);
+      }
+      if (result === 0 && name === 'waiter_new') {
+        throw new RangeError('parklot: the memory is full (1 GiB): no room for an async waiter record; free memory with rt.free() or settle pending async waits');
+      }
+      return result;
+    };
+  }
+  return guarded as Glue;
 }
 
 export class Core {
@@ -41,7 +98,13 @@ export class Core {
   /** Two u32s `thread_reap` writes a reaped thread's TLS block and stack to. */
   readonly #reaped: number;
 
+  /** The glue module itself (`glue` is its guarded copy), released on close. */
+  readonly #glueModule: Glue;
+  readonly #glueState: { released: boolean };
+
   private constructor(
+    glueModule: Glue,
+    glueState: { released: boolean },
     readonly glue: Glue,
     readonly raw: RawExports,
     readonly module: WebAssembly.Module,
@@ -50,12 +113,17 @@ export class Core {
     readonly header: Header,
     readonly life: Life,
   ) {
+    this.#glueModule = glueModule;
+    this.#glueState = glueState;
     this.canBlock = mayBlock;
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
     this.pool = new WaiterPool(this);
     this.#probe = glue.alloc(4, 4);
     this.#reaped = glue.alloc(8, 4);
+    if (this.#probe === 0 || this.#reaped === 0) {
+      throw new RangeError("parklot: the memory is full (1 GiB): no room for this thread's 12 bytes of bookkeeping; free memory with rt.free()");
+    }
   }
 
   /**
@@ -82,15 +150,19 @@ export class Core {
     } catch (e) {
       throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
     }
+    const glueModule = glue;
+    const glueState = { released: false };
+    glue = guardGlue(glueModule, raw, glueState);
     if (header === undefined) {
       const address = glue.alloc(8, 8);
+      if (address === 0) throw new RangeError('parklot: Runtime.create(): the new memory has no room for the runtime header');
       const id = newId ?? (Math.random() * 0x1_0000_0000) >>> 0;
       const heap = new Int32Array(memory.buffer);
       Atomics.store(heap, (address >>> 2) + 1, id);
       Atomics.store(heap, address >>> 2, HEADER_MAGIC);
       header = { address, id };
     }
-    return new Core(glue, raw, module, memory, mayBlock, header, life);
+    return new Core(glueModule, glueState, glue, raw, module, memory, mayBlock, header, life);
   }
 
   /** Whether `memory` carries the header `header` describes (read-only check, before instantiating). */
@@ -183,6 +255,8 @@ export class Core {
     Atomics.notify(this.heap32(), this.glue.thread_generation_address() >>> 2); // ends a watcher's wait
     const stack = (this.raw as unknown as { __stack_alloc?: WebAssembly.Global }).__stack_alloc;
     if (stack !== undefined && stack.value !== 0) this.raw.__wbindgen_thread_destroy();
+    this.#glueState.released = true;
+    releaseGlue(this.#glueModule);
   }
 
   /**

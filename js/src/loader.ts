@@ -7,6 +7,8 @@
  * its own copy of the glue: the first one in a realm is the static import
  * (which bundlers can follow), later ones are imported again under a
  * distinct query string, which makes a fresh module in Node and browsers.
+ * A module is never collected, so a closed instance's copy is released
+ * (`releaseGlue`) and serves the next instance.
  */
 import * as firstGlue from '../wasm-pkg/parklot_wasm.js';
 import { setupError } from './errors.js';
@@ -24,18 +26,31 @@ export const MIN_PAGES = 18;
 const WASM_URL = new URL('../wasm-pkg/parklot_wasm_bg.wasm', import.meta.url);
 const GLUE_URL = new URL('../wasm-pkg/parklot_wasm.js', import.meta.url);
 
-let firstGlueTaken = false;
+/** Glue modules no runtime instance uses: released by `releaseGlue`, or never used. */
+const idleGlues: Glue[] = [firstGlue];
 let glueCopies = 0;
 
-/** A glue module no runtime instance of this realm uses yet. */
+/**
+ * A glue module no runtime instance of this realm uses: a released one if
+ * any (so that the number of copies is the most runtimes open at once, not
+ * how many were ever made), else a new copy.
+ */
 export async function freshGlue(): Promise<Glue> {
-  if (!firstGlueTaken) {
-    firstGlueTaken = true;
-    return firstGlue;
-  }
+  const idle = idleGlues.pop();
+  if (idle !== undefined) return idle;
   const url = new URL(GLUE_URL);
   url.searchParams.set('parklot-instance', String(++glueCopies));
   return (await import(/* @vite-ignore */ url.href)) as Glue;
+}
+
+/**
+ * Hands back the glue of a closed runtime instance: it forgets its wasm
+ * instance, and with it the memory, which the garbage collector can then
+ * reclaim, and serves the next runtime.
+ */
+export function releaseGlue(glue: Glue): void {
+  glue.__parklot_release();
+  idleGlues.push(glue);
 }
 
 interface NodeProcess {

@@ -324,11 +324,13 @@ export class Runtime {
     checkSize('Runtime.alloc(): bytes', bytes, MAX_PAGES * 65536);
     checkAlign(align);
     if (bytes + align > 0x7fff_ffff) throw new RangeError(`parklot: Runtime.alloc(): ${bytes} bytes aligned to ${align} do not fit in memory`);
-    try {
-      return core.glue.alloc(bytes, align);
-    } catch (e) {
-      throw new RangeError(`parklot: Runtime.alloc(): out of memory allocating ${bytes} bytes (the memory's limit is 1 GiB)`, { cause: e });
+    const address = core.glue.alloc(bytes, align);
+    if (address === 0) {
+      throw new RangeError(
+        `parklot: Runtime.alloc(): out of memory allocating ${bytes} bytes (the memory's limit is 1 GiB); free what you no longer use with rt.free()`,
+      );
     }
+    return address;
   }
 
   /**

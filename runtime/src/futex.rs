@@ -11,8 +11,32 @@
 
 use crate::clock::{deadline_after, Instant};
 use crate::parking_lot::{self, AsyncWaiter, ParkResult};
-use crate::sync::{AtomicI32, AtomicI64, Ordering};
+use crate::sync::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
+
+/// The atomics a waiter can sleep on, whose address is a wait key: the 32-
+/// and 64-bit integers (`Atomics.wait` works on Int32Array and
+/// BigInt64Array). Sealed, so that a reference to a reference, or any other
+/// type, cannot be passed where its own address would become the key.
+pub trait Waitable: sealed::Sealed {
+    /// The address waiters on this atomic are keyed by.
+    #[doc(hidden)]
+    fn wait_key(&self) -> usize {
+        self as *const Self as *const u8 as usize
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! waitable {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Waitable for $t {}
+    )*};
+}
+waitable!(AtomicI32, AtomicU32, AtomicI64, AtomicU64);
 
 /// How a [`wait32`]/[`wait64`] ended (`Atomics.wait`'s three strings).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -73,8 +97,26 @@ pub fn wait64_until(atomic: &AtomicI64, expected: i64, deadline: Option<Instant>
 
 /// Wakes up to `count` threads waiting on `atomic`'s address, oldest first
 /// ([`NOTIFY_ALL`] for all). Returns how many it woke.
-pub fn notify<T>(atomic: &T, count: usize) -> usize {
-    notify_address(atomic as *const T as usize, count)
+///
+/// Only an atomic a waiter can sleep on is accepted: passing a reference to
+/// one by reference, which would key on the reference's own address and wake
+/// nobody, does not compile.
+///
+/// ```compile_fail,E0277
+/// use std::sync::atomic::AtomicI32;
+/// fn wake_one(word: &AtomicI32) -> usize {
+///     parklot::futex::notify(&word, 1) // `&&AtomicI32`: refused
+/// }
+/// ```
+/// ```
+/// use std::sync::atomic::AtomicI32;
+/// fn wake_one(word: &AtomicI32) -> usize {
+///     parklot::futex::notify(word, 1)
+/// }
+/// assert_eq!(wake_one(&AtomicI32::new(0)), 0);
+/// ```
+pub fn notify<A: Waitable>(atomic: &A, count: usize) -> usize {
+    notify_address(atomic.wait_key(), count)
 }
 
 /// [`notify`] by address, for embedders that hold a raw address.

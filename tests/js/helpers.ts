@@ -17,6 +17,8 @@ export interface Spawned {
 }
 
 const WORKER = new URL('./worker.mjs', import.meta.url);
+/** The longest any test worker may run (a test's own timeout is 60 s). */
+const WORKER_DEADLINE_MS = 90_000;
 
 /** Starts worker.mjs on `task`, attached to `rt` (workerData also gets `data`). */
 export function spawn(rt: Runtime, task: string, data: Record<string, unknown> = {}): Spawned {
@@ -46,7 +48,14 @@ export function spawn(rt: Runtime, task: string, data: Record<string, unknown> =
     else inbox.push(m);
   });
   worker.on('error', (e) => fail(e));
+  // No worker outlives its deadline: a stuck one is named and terminated.
+  const deadline = setTimeout(() => {
+    fail(new Error(`worker '${task}' (thread ${worker.threadId}) still running after ${WORKER_DEADLINE_MS} ms: terminated`));
+    void worker.terminate();
+  }, WORKER_DEADLINE_MS);
+  deadline.unref();
   worker.on('exit', (code) => {
+    clearTimeout(deadline);
     if (doneValue !== undefined && code === 0) resolveDone(doneValue.value);
     else fail(new Error(`worker '${task}' exited with code ${code} before it was done`));
   });

@@ -115,3 +115,40 @@ describe('no allocation on the hot path', () => {
     expect(grown).toBeLessThan(gc ? 1 << 20 : 8 << 20);
   });
 });
+
+describe('nothing per runtime outlives it', () => {
+  /** This process's virtual address space in GiB (Linux), or null elsewhere. */
+  async function addressSpaceGiB(): Promise<number | null> {
+    try {
+      const { readFileSync } = await import('node:fs');
+      const kb = /VmSize:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+      return kb ? Number(kb[1]) / 2 ** 20 : null;
+    } catch {
+      return null;
+    }
+  }
+  const gc = (globalThis as { gc?: () => void }).gc!;
+
+  it('10,000 Runtime.create() + close() cycles keep the address space and the heap flat', async () => {
+    // Each runtime's memory reserves about 10 GiB of address space (1 GiB
+    // maximum plus guard regions): one that outlived its runtime shows at once.
+    const cycle = async () => {
+      const other = await Runtime.create();
+      other.lock().lock();
+      other.close();
+    };
+    for (let i = 0; i < 1_000; i++) await cycle();
+    gc();
+    const space0 = await addressSpaceGiB();
+    const heap0 = process.memoryUsage().heapUsed;
+    for (let i = 1; i <= 9_000; i++) {
+      await cycle();
+      if (i % 100 === 0) gc();
+    }
+    gc();
+    const space1 = await addressSpaceGiB();
+    const heap1 = process.memoryUsage().heapUsed;
+    if (space0 !== null && space1 !== null) expect(space1 - space0).toBeLessThan(25); // two uncollected memories at most
+    expect(heap1 - heap0).toBeLessThan(4 * 2 ** 20);
+  }, 120_000);
+});

@@ -211,6 +211,94 @@ const tasks = {
     return rt.atomics.notify(v, 0);
   },
 
+  /**
+   * Drives every call that reaches the wasm module with hostile numbers
+   * (huge, NaN, ±Infinity, -0, fractions, out-of-range addresses) `rounds`
+   * times; returns the calls that failed with anything but a TypeError or
+   * RangeError (a trap), and how many calls it made. The blocking waits with
+   * an equal value are woken by a `notifier` worker on `cond` and `word`.
+   */
+  async hostile(rt, { rounds, lock: lockAddress, cond: condAddress, word }) {
+    const numbers = [1e300, -1e300, 1.8e22, Number.MAX_VALUE, NaN, Infinity, -Infinity, -0, 0.5, -0.5, 1e-300, 2 ** 32, 2 ** 53, -1];
+    const bigs = [0n, 1n, -1n, 2n ** 63n - 1n, -(2n ** 63n)];
+    const lock = rt.lockAt(lockAddress);
+    const cond = rt.conditionAt(condAddress);
+    const w32 = rt.int32(word); // holds 5, and the notifier wakes its waiters
+    const w64 = rt.bigInt64(rt.alloc(8, 8));
+    const traps = [];
+    let calls = 0;
+    const note = (what, e) => {
+      if (!(e instanceof TypeError || e instanceof RangeError)) traps.push(`${what}: ${e?.constructor?.name}: ${e?.message}`);
+    };
+    const attempt = async (what, f) => {
+      calls++;
+      try {
+        await f();
+      } catch (e) {
+        note(what, e);
+      }
+    };
+    for (let round = 0; round < rounds; round++) {
+      for (const t of numbers) {
+        await attempt(`atomics.wait(i32, not-equal, ${t})`, () => rt.atomics.wait(w32, 0, 1, t));
+        await attempt(`atomics.wait(i32, equal, ${t})`, () => rt.atomics.wait(w32, 0, 5, t));
+        for (const b of bigs) await attempt(`atomics.wait(i64, ${b}, ${t})`, () => rt.atomics.wait(w64, 0, b === 0n ? 1n : b, t));
+        await attempt(`atomics.wait(i32, index ${t})`, () => rt.atomics.wait(w32, t, 1, 0));
+        await attempt(`atomics.notify(i32, 0, ${t})`, () => rt.atomics.notify(w32, 0, t));
+        await attempt(`atomics.notify(i32, ${t})`, () => rt.atomics.notify(w32, t));
+        await attempt(`atomics.waitAsync(i32, not-equal, ${t})`, () => rt.atomics.waitAsync(w32, 0, 1, t));
+        await attempt(`atomics.waitAsync(i32, equal, ${t})`, async () => {
+          const r = rt.atomics.waitAsync(w32, 0, 5, t);
+          if (r.async) await r.value;
+        });
+        await attempt(`atomics.waitAsync(i64, ${t})`, () => rt.atomics.waitAsync(w64, 0, 1n, t));
+        await attempt(`lock.lockFor(${t})`, () => {
+          if (lock.lockFor(t)) lock.unlock();
+        });
+        await attempt(`lock.lockAsync(${t})`, async () => {
+          if (await lock.lockAsync(t)) lock.unlock();
+        });
+        await attempt(`cond.wait(lock, ${t})`, () => {
+          lock.lock();
+          try {
+            cond.wait(lock, t);
+          } finally {
+            lock.unlock();
+          }
+        });
+        await attempt(`cond.waitAsync(lock, ${t})`, async () => {
+          if (!(await lock.lockAsync())) return;
+          try {
+            await cond.waitAsync(lock, t);
+          } finally {
+            lock.unlock();
+          }
+        });
+        await attempt(`alloc(${t})`, () => rt.alloc(t));
+        await attempt(`alloc(8, ${t})`, () => rt.alloc(8, t));
+        await attempt(`free(${t}, 8)`, () => rt.free(t, 8));
+        await attempt(`lockAt(${t})`, () => rt.lockAt(t).tryLock());
+        await attempt(`conditionAt(${t})`, () => rt.conditionAt(t).notifyAll());
+        await attempt(`int32(${t})`, () => rt.int32(t, t));
+      }
+      await attempt('alloc(almost 1 GiB): out of memory', () => rt.alloc(0x3fff_0000, 8));
+    }
+    return { traps: traps.slice(0, 10), trapCount: traps.length, calls };
+  },
+
+  /** Until the word at `stop` is non-zero: every millisecond, wakes every waiter on `cond` and on the word at `word`. */
+  notifier(rt, { cond, word, stop }) {
+    const c = rt.conditionAt(cond);
+    const w = rt.int32(word);
+    const s = rt.int32(stop);
+    while (Atomics.load(s, 0) === 0) {
+      c.notifyAll();
+      rt.atomics.notify(w, 0);
+      sleep(1);
+    }
+    return 0;
+  },
+
   /** Checks that blocking calls throw in this worker (mayBlock: false) and async ones work. */
   async cannotBlock(rt, { lock }) {
     const l = rt.lockAt(lock);

@@ -65,40 +65,58 @@ pub fn thread_init(may_block: bool) {
     parklot::set_thread_may_block(may_block);
 }
 
-/// A timeout in milliseconds as JS passes it, already coerced: `+∞` (or
-/// NaN) waits forever, a negative one is zero.
+/// A timeout in milliseconds as JS passes it, already coerced: `+∞` and NaN
+/// wait forever, a negative one is zero, and so does any finite one too long
+/// for a `Duration` (over 584 billion years: as the spec's arithmetic allows,
+/// the wait outlasts the clock). Never panics.
 fn timeout(ms: f64) -> Option<Duration> {
-    if ms.is_nan() || ms == f64::INFINITY {
-        None
-    } else {
-        Some(Duration::from_secs_f64(ms.max(0.0) / 1e3))
+    if ms.is_nan() {
+        return None;
     }
+    Duration::try_from_secs_f64(ms.max(0.0) / 1e3).ok()
 }
 
-fn layout(bytes: u32, align: u32) -> Layout {
-    Layout::from_size_align(bytes.max(1) as usize, align as usize)
-        .expect("alloc/free: align must be a power of two and the size fit in memory")
+/// The layout of an [`alloc`]; `None` if `align` is not a power of two or
+/// the size, rounded up to it, exceeds the address space.
+fn layout(bytes: u32, align: u32) -> Option<Layout> {
+    Layout::from_size_align(bytes.max(1) as usize, align as usize).ok()
+}
+
+/// For the JS glue's test of trap recovery only: takes `bytes` (at most 4096)
+/// of this thread's stack, then traps, as a bug in parklot would. It panics
+/// on no input; nothing but that test calls it.
+#[wasm_bindgen]
+pub fn trap_for_test(bytes: u32) {
+    let mut frame = [0u8; 4096];
+    let used = &mut frame[..(bytes as usize).min(4096)];
+    used.fill(1);
+    core::hint::black_box(used);
+    core::arch::wasm32::unreachable()
 }
 
 /// Allocates `bytes` zeroed bytes aligned to `align` (a power of two) and
-/// returns their address. Zero bytes are a valid unlocked `Lock`.
+/// returns their address. Zero bytes are a valid unlocked `Lock`. Returns 0,
+/// never traps, if `align` is not a power of two or the memory is full (it
+/// cannot grow past its maximum): the JS wrapper reports which.
 #[wasm_bindgen]
 pub fn alloc(bytes: u32, align: u32) -> u32 {
-    let layout = layout(bytes, align);
+    let Some(layout) = layout(bytes, align) else {
+        return 0;
+    };
     // SAFETY: `layout` has a non-zero size (`layout` rounds 0 up to 1).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        std::alloc::handle_alloc_error(layout);
-    }
-    ptr as u32
+    unsafe { std::alloc::alloc_zeroed(layout) as u32 }
 }
 
-/// Frees memory from [`alloc`]; `bytes` and `align` must be the ones passed to it.
+/// Frees memory from [`alloc`]; `bytes` and `align` must be the ones passed
+/// to it. An `align` that `alloc` refused frees nothing.
 #[wasm_bindgen]
 pub fn free(ptr: u32, bytes: u32, align: u32) {
+    let Some(layout) = layout(bytes, align) else {
+        return;
+    };
     // SAFETY: the caller passes an address `alloc` returned for this same
     // size and alignment, not yet freed (the JS wrapper owns that contract).
-    unsafe { std::alloc::dealloc(ptr as *mut u8, layout(bytes, align)) }
+    unsafe { std::alloc::dealloc(ptr as *mut u8, layout) }
 }
 
 /// The `Lock` at `addr`.
@@ -252,13 +270,22 @@ unsafe fn waiter_at<'a>(addr: u32) -> &'a AsyncWaiter {
     unsafe { &*(addr as *const AsyncWaiter) }
 }
 
-/// A new record for asynchronous waits (reuse it: each one counts as a waiter
+/// A new record for asynchronous waits, or 0 if the memory is full (reuse it: each one counts as a waiter
 /// for the ParkingLot's size). Its word ([`waiter_word`]) is 1 while queued.
 #[wasm_bindgen]
 pub fn waiter_new() -> u32 {
-    let waiter = Box::into_raw(Box::new(AsyncWaiter::new()));
-    threads::waiter_made(waiter);
-    waiter as u32
+    // Not `Box::new`, which traps when the memory is full: 0 tells the JS
+    // wrapper to report that instead.
+    let layout = Layout::new::<AsyncWaiter>();
+    // SAFETY: AsyncWaiter is not zero-sized.
+    let record = unsafe { std::alloc::alloc(layout) }.cast::<AsyncWaiter>();
+    if !record.is_null() {
+        // SAFETY: freshly allocated for this layout; `waiter_free` turns it
+        // into a Box, which the global allocator and this layout allow.
+        unsafe { record.write(AsyncWaiter::new()) };
+        threads::waiter_made(record);
+    }
+    record as u32
 }
 
 /// Frees a record from [`waiter_new`] that is not in a wait.

@@ -6,7 +6,7 @@
 //! |-----------------------------------------|---------------------------------|--------------------------|
 //! | Linux, Android                          | word parker on futex (`futex.rs`) | `CLOCK_MONOTONIC`      |
 //! | wasm32 with the `atomics` feature       | word parker on `memory.atomic.wait32/notify` (`wasm.rs`) | installed by the host |
-//! | anything else, and loom models          | std `Mutex` + `Condvar`         | `std::time::Instant`     |
+//! | anything else, loom models, and any target built with `--cfg parklot_portable_parker` | std `Mutex` + `Condvar` | `std::time::Instant` |
 //!
 //! Every parker has the same contract, used by the ParkingLot and WordLock:
 //! - `prepare_park` (before the waiter is queued, under the queue's lock);
@@ -19,14 +19,28 @@
 //!   handle whose `unpark` (after the queue's lock is released) wakes it.
 //!   The handle may outlive the waiter's record: waking then is harmless.
 
-#[cfg(all(any(target_os = "linux", target_os = "android"), not(loom)))]
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(loom),
+    not(parklot_portable_parker)
+))]
 #[path = "futex.rs"]
 mod platform;
 
-#[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
+#[cfg(all(
+    target_family = "wasm",
+    target_feature = "atomics",
+    not(loom),
+    not(parklot_portable_parker)
+))]
 #[path = "wasm.rs"]
 mod platform;
-#[cfg(all(target_family = "wasm", target_feature = "atomics", not(loom)))]
+#[cfg(all(
+    target_family = "wasm",
+    target_feature = "atomics",
+    not(loom),
+    not(parklot_portable_parker)
+))]
 pub use platform::install_time_source;
 
 #[cfg(all(
@@ -35,7 +49,8 @@ pub use platform::install_time_source;
         target_os = "android",
         all(target_family = "wasm", target_feature = "atomics")
     ),
-    not(loom)
+    not(loom),
+    not(parklot_portable_parker)
 ))]
 mod word_parker;
 #[cfg(all(
@@ -44,7 +59,8 @@ mod word_parker;
         target_os = "android",
         all(target_family = "wasm", target_feature = "atomics")
     ),
-    not(loom)
+    not(loom),
+    not(parklot_portable_parker)
 ))]
 pub(crate) use {
     platform::now_ns,
@@ -53,6 +69,7 @@ pub(crate) use {
 
 #[cfg(any(
     loom,
+    parklot_portable_parker,
     not(any(
         target_os = "linux",
         target_os = "android",
@@ -62,6 +79,7 @@ pub(crate) use {
 mod portable;
 #[cfg(any(
     loom,
+    parklot_portable_parker,
     not(any(
         target_os = "linux",
         target_os = "android",
@@ -72,7 +90,12 @@ pub(crate) use portable::{now_ns, Parker, UnparkHandle};
 
 /// Where there is a system clock, an installed time source is not needed and
 /// this returns `false`.
-#[cfg(not(all(target_family = "wasm", target_feature = "atomics", not(loom))))]
+#[cfg(not(all(
+    target_family = "wasm",
+    target_feature = "atomics",
+    not(loom),
+    not(parklot_portable_parker)
+)))]
 pub fn install_time_source(_now_ns: fn() -> u64) -> bool {
     false
 }

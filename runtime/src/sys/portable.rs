@@ -1,25 +1,33 @@
 //! Portable parker on a mutex and condition variable: std's on targets without
-//! a futex, loom's in model checking (where the clock stands still, so that
-//! every explored execution is deterministic).
+//! a futex (or with `--cfg parklot_portable_parker`, so that Linux can test
+//! what macOS and Windows run), loom's in model checking (where the clock
+//! stands still, so that every explored execution is deterministic).
 //!
 //! State word, one per waiter record:
 //!
-//! | value   | meaning                                                   |
-//! |---------|-----------------------------------------------------------|
-//! | IDLE    | not parked, or woken: the owner may return                |
-//! | PARKED  | queued and waiting to be claimed                          |
-//! | CLAIMED | a waker ran `unpark_lock` but has not yet signalled       |
+//! | value            | meaning                                                |
+//! |------------------|--------------------------------------------------------|
+//! | IDLE             | not parked, or woken: the owner may return             |
+//! | PARKED           | queued and waiting to be claimed                       |
+//! | CLAIMED          | a waker ran `unpark_lock` but has not yet signalled    |
+//! | + SLEEPER (bit)  | the owner waits on the condition variable              |
 //!
-//! PARKED → CLAIMED happens under the queue lock, CLAIMED → IDLE under this
-//! parker's mutex. The owner returns only after seeing IDLE under the mutex,
-//! so the waker is done with the record by then (apart from unlocking the
-//! mutex, which std and loom allow to race with the mutex being dropped).
+//! PARKED → CLAIMED happens under the queue lock and keeps SLEEPER. SLEEPER is
+//! set by a blocking owner under this parker's mutex. The waker's last step
+//! is CLAIMED → IDLE by compare-and-swap when no owner sleeps: an async record
+//! never sleeps, so its owner may drop it as soon as it reads IDLE, and the
+//! waker touches nothing after. With SLEEPER set, the waker stores IDLE and
+//! signals under the mutex; that owner returns only after seeing IDLE under
+//! the mutex, so the waker is done with the record by then (apart from
+//! unlocking the mutex, which std and loom allow to race with the mutex being
+//! dropped).
 
 use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
 
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
 const CLAIMED: u32 = 2;
+const SLEEPER: u32 = 4;
 
 pub(crate) struct Parker {
     state: AtomicU32,
@@ -53,14 +61,32 @@ impl Parker {
 
     pub(crate) fn park(&self) {
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
-        while self.state.load(Ordering::Acquire) != IDLE {
+        while self.announce_sleeper() {
             guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());
         }
     }
 
+    /// Under the mutex: sets SLEEPER unless the state is IDLE; returns whether
+    /// the owner must (go on) waiting.
+    fn announce_sleeper(&self) -> bool {
+        let mut state = self.state.load(Ordering::Acquire);
+        while state != IDLE && state & SLEEPER == 0 {
+            match self.state.compare_exchange_weak(
+                state,
+                state | SLEEPER,
+                Ordering::Relaxed,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
+        state != IDLE
+    }
+
     pub(crate) fn park_until(&self, deadline_ns: u64) -> bool {
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
-        while self.state.load(Ordering::Acquire) != IDLE {
+        while self.announce_sleeper() {
             let now = now_ns();
             if now >= deadline_ns {
                 return false;
@@ -95,12 +121,13 @@ impl Parker {
 
     #[inline]
     pub(crate) fn timed_out(&self) -> bool {
-        self.state.load(Ordering::Relaxed) == PARKED
+        self.state.load(Ordering::Relaxed) & !SLEEPER == PARKED
     }
 
     #[inline]
     pub(crate) fn unpark_lock(&self) -> UnparkHandle {
-        self.state.store(CLAIMED, Ordering::Relaxed);
+        // PARKED → CLAIMED, keeping SLEEPER (the owner may have set it).
+        self.state.fetch_add(CLAIMED - PARKED, Ordering::Relaxed);
         UnparkHandle { parker: self }
     }
 }
@@ -112,10 +139,19 @@ pub(crate) struct UnparkHandle {
 impl UnparkHandle {
     /// Wakes the owner.
     pub(crate) fn unpark(self) {
-        // SAFETY: the state is CLAIMED, so the owner is still inside `park`
-        // (or will wait there) until it sees IDLE under the mutex we now take:
-        // the record outlives this call.
+        // SAFETY: the state is CLAIMED, so the owner does not return (nor
+        // drop an async record) before it reads IDLE, which only we store.
         let parker = unsafe { &*self.parker };
+        // Release: the waker's token must be visible once the owner sees IDLE.
+        if parker
+            .state
+            .compare_exchange(CLAIMED, IDLE, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+        {
+            return; // nobody sleeps: the record may already be gone
+        }
+        // CLAIMED | SLEEPER: the owner waits (or is about to) on the condvar
+        // and returns only after reading IDLE under the mutex we now take.
         let _guard = parker.mutex.lock().unwrap_or_else(|e| e.into_inner());
         parker.state.store(IDLE, Ordering::Release);
         parker.condvar.notify_one();
@@ -135,4 +171,61 @@ pub(crate) fn now_ns() -> u64 {
 #[cfg(loom)]
 pub(crate) fn now_ns() -> u64 {
     0
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A record pointer that a test hands to the waking thread.
+    struct Shared(*const Parker);
+    // SAFETY (test): the parker is Sync; the owner keeps it alive as the
+    // parker's contract says (until it reads IDLE).
+    unsafe impl Send for Shared {}
+
+    #[test]
+    fn a_settled_async_record_may_be_dropped_at_once() {
+        // An async record never sleeps: its owner polls `is_unparked` and may
+        // drop the record as soon as that says yes, while the waker is still
+        // returning from `unpark`. Miri reports any access after that.
+        for _ in 0..20 {
+            let record = Box::new(Parker::new());
+            record.prepare_park();
+            let shared = Shared(&*record);
+            let waker = std::thread::spawn(move || {
+                let shared = shared;
+                // SAFETY (test): the record is alive until it reads IDLE.
+                let handle = unsafe { &*shared.0 }.unpark_lock();
+                handle.unpark()
+            });
+            while !record.is_unparked() {
+                std::hint::spin_loop();
+            }
+            drop(record);
+            waker.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_sleeping_owner_is_woken_and_a_late_timeout_sees_the_claim() {
+        let record = std::sync::Arc::new(Parker::new());
+        record.prepare_park();
+        let owner = {
+            let record = record.clone();
+            std::thread::spawn(move || record.park())
+        };
+        while record.state.load(Ordering::Acquire) & SLEEPER == 0 {
+            std::thread::yield_now();
+        }
+        record.unpark_lock().unpark();
+        owner.join().unwrap();
+        assert!(record.is_unparked());
+        // Timed out, then claimed: SLEEPER stays set and the wake completes.
+        record.prepare_park();
+        assert!(!record.park_until(0));
+        assert!(record.timed_out());
+        record.unpark_lock().unpark();
+        assert!(!record.timed_out());
+        record.park();
+    }
 }
