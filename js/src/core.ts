@@ -9,6 +9,9 @@ import type { Life } from './liveness.js';
 import { releaseGlue, type Glue, type RawExports } from './loader.js';
 import { KeepAlive, WaiterPool } from './waiters.js';
 
+/** The life of an instance nobody watches (tests that open a Core directly). */
+const UNWATCHED: Life = { tag: 0, release: () => {} };
+
 /** First word of a runtime's header: "prlk", so `attach` can tell a parklot memory. */
 const HEADER_MAGIC = 0x6b6c7270;
 
@@ -136,7 +139,7 @@ export class Core {
     module: WebAssembly.Module,
     memory: WebAssembly.Memory,
     mayBlock: boolean,
-    life: Life,
+    life: Life = UNWATCHED,
     header?: Header,
     newId?: number,
   ): Core {
