@@ -7,7 +7,7 @@
 import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
-import { closedError, setupError } from './errors.js';
+import { checkIsolated, closedError, setupError } from './errors.js';
 import { Lock } from './lock.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
 import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
@@ -120,6 +120,7 @@ export class Runtime {
    */
   static async create(options: RuntimeOptions = {}): Promise<Runtime> {
     options ??= {};
+    checkIsolated('Runtime.create()');
     const mayBlock = checkMayBlock(options.mayBlock) ?? detectMayBlock();
     const initial = options.initialPages ?? MIN_PAGES;
     if (typeof initial !== 'number') throw new TypeError(`parklot: options.initialPages must be a number, got ${typeof initial}`);
