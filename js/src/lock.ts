@@ -21,7 +21,9 @@ export function refuseToBlock(core: Core, call: string, alternative: string): ne
 
 /**
  * A lock of one byte in shared memory, usable from every thread attached to
- * the runtime (send `lock.address`, then `rt.lockAt(address)` in the worker).
+ * the runtime. Sent to a worker (`postMessage`, `workerData`, `spawnWorker`)
+ * it arrives as its plain form `{ kind, address, runtimeId }`, which
+ * `rt.revive(value)` (and `attachWorker()`) turn back into a Lock.
  * It is not reentrant: locking it again on the thread that holds it deadlocks.
  *
  * @example
@@ -31,6 +33,10 @@ export function refuseToBlock(core: Core, call: string, alternative: string): ne
 export class Lock {
   /** The lock's byte address in the runtime's memory: `rt.lockAt(address)` on another thread gives the same lock. */
   readonly address: number;
+  /** What `rt.revive()` recognizes after a structured clone (which keeps only own fields). */
+  readonly kind = 'parklot.lock';
+  /** The id of the runtime whose memory holds the lock (`rt.revive()` checks it). */
+  readonly runtimeId: number;
   readonly #core: Core;
 
   static {
@@ -45,6 +51,7 @@ export class Lock {
     if (!(core instanceof Core)) throw new TypeError('parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
     this.#core = core;
     this.address = address;
+    this.runtimeId = core.header.id;
   }
 
   /**
@@ -163,6 +170,8 @@ export class Lock {
    * const total = lock.withLock(() => ++counter[0]);
    */
   withLock<T>(fn: () => T): T {
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'Lock.withLock()', 'await lock.withLockAsync(fn)');
     this.lock();
     try {
       return fn();

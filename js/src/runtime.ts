@@ -10,6 +10,7 @@ import { Core, sharedBuffer } from './core.js';
 import { checkIsolated, closedError, setupError } from './errors.js';
 import { Lock } from './lock.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
+import { revive, type Revived } from './revive.js';
 import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
 
 /** Options of `Runtime.create`. */
@@ -360,6 +361,19 @@ export class Runtime {
    */
   float64(address: number, length = 1): Float64Array {
     return new Float64Array(this.#viewBuffer('Runtime.float64()', address, length, 8), address, length);
+  }
+
+  /**
+   * `value` (a message from another thread) with the Locks and Conditions in
+   * it, which structured cloning turned into plain `{ kind, address,
+   * runtimeId }` objects, made live objects of this runtime again. Throws a
+   * TypeError for one that belongs to another runtime.
+   *
+   * @example
+   * worker.onmessage = ({ data }) => rt.revive(data).lock.withLock(work);
+   */
+  revive<T>(value: T): Revived<T> {
+    return revive(this, value);
   }
 
   #viewBuffer(call: string, address: number, length: number, size: number): SharedArrayBuffer {

@@ -1,5 +1,6 @@
-// Two workers and this page add to one counter under one parklot Lock.
-import { Runtime } from 'parklot';
+// Two workers and this page add to one counter under one parklot Lock; the
+// lock and the counter travel to the workers as they are.
+import { Runtime, spawnWorker } from 'parklot';
 
 const ROUNDS = 20_000;
 const result = document.getElementById('result');
@@ -7,10 +8,10 @@ try {
   const rt = await Runtime.create();
   const lock = rt.lock();
   const counter = rt.float64(rt.alloc(8, 8));
-  const workers = [1, 2].map(() => {
+  const workers = [1, 2].map(async () => {
     const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-    worker.postMessage({ handle: rt.handle(), lock: lock.address, counter: counter.byteOffset, rounds: ROUNDS });
-    return new Promise((resolve, reject) => {
+    await spawnWorker(rt, worker, { lock, counter, rounds: ROUNDS });
+    await new Promise((resolve, reject) => {
       worker.onmessage = (e) => (e.data === 'done' ? resolve() : reject(new Error(`worker: ${e.data}`)));
       worker.onerror = (e) => reject(new Error(`worker: ${e.message}`));
     });
@@ -18,7 +19,6 @@ try {
   for (let i = 0; i < ROUNDS; i++) await lock.withLockAsync(() => { counter[0] += 1; });
   await Promise.all(workers);
   result.textContent = `counter: ${counter[0]}`;
-  result.dataset.counter = String(counter[0]);
   result.dataset.state = 'done';
 } catch (e) {
   result.textContent = `${e.name}: ${e.message}`;

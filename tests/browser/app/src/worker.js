@@ -1,13 +1,8 @@
-import { Runtime } from 'parklot';
+// No top-level await here: Vite builds workers as classic scripts by default.
+import { attachWorker } from 'parklot';
 
-onmessage = async ({ data }) => {
-  try {
-    const rt = await Runtime.attach(data.handle);
-    const lock = rt.lockAt(data.lock);
-    const counter = rt.float64(data.counter);
-    for (let i = 0; i < data.rounds; i++) lock.withLock(() => { counter[0] += 1; });
-    postMessage('done');
-  } catch (e) {
-    postMessage(`${e.name}: ${e.message}`);
-  }
-};
+attachWorker().then(({ runtime, data: { lock, counter, rounds } }) => {
+  for (let i = 0; i < rounds; i++) lock.withLock(() => { counter[0] += 1; });
+  runtime.close();
+  postMessage('done');
+}).catch((e) => postMessage(`${e.name}: ${e.message}`));
