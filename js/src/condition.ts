@@ -31,9 +31,8 @@ export class Condition {
 
   /**
    * Not for direct use: conditions come from `rt.condition()` and `rt.conditionAt(address)`.
-   * @internal
    */
-  constructor(core: Core, address: number) {
+  constructor(core: unknown, address: number) {
     if (!(core instanceof Core)) {
       throw new TypeError('parklot: conditions come from rt.condition() or rt.conditionAt(address), not from new Condition()');
     }

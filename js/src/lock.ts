@@ -11,10 +11,10 @@ import { cannotBlockError, closedError, notLockedError } from './errors.js';
 import { toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
 
-/** The `Core` of a real `Lock`, or undefined for anything else (a brand check). */
+/** The `Core` of a real `Lock`, or undefined for anything else (a brand check). @internal */
 export let lockCore: (value: unknown) => Core | undefined;
 
-/** Throws the error a blocking call gets on a closed runtime or a thread that may not block. */
+/** Throws the error a blocking call gets on a closed runtime or a thread that may not block. @internal */
 export function refuseToBlock(core: Core, call: string, alternative: string): never {
   throw core.closed ? closedError() : cannotBlockError(call, alternative);
 }
@@ -45,9 +45,8 @@ export class Lock {
 
   /**
    * Not for direct use: locks come from `rt.lock()` and `rt.lockAt(address)`.
-   * @internal
    */
-  constructor(core: Core, address: number) {
+  constructor(core: unknown, address: number) {
     if (!(core instanceof Core)) throw new TypeError('parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
     this.#core = core;
     this.address = address;

@@ -8,6 +8,7 @@ import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
 import { checkIsolated, closedError, setupError } from './errors.js';
+import type { UrlLike, WasmMemory, WasmModule } from './host-types.js';
 import { Lock } from './lock.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
 import { revive, type Revived } from './revive.js';
@@ -27,7 +28,7 @@ export interface RuntimeOptions {
    * Node to the working directory). Default: the `.wasm` shipped in this
    * package, next to its glue.
    */
-  module?: WebAssembly.Module | URL | string | undefined;
+  module?: WasmModule | UrlLike | string | undefined;
   /** The memory's initial size in 64 KiB pages (18 to 16384; default 18). It grows as needed. */
   initialPages?: number | undefined;
 }
@@ -45,9 +46,9 @@ export interface AttachOptions {
 export interface RuntimeHandle {
   readonly kind: 'parklot.runtime';
   /** The compiled wasm module. */
-  readonly module: WebAssembly.Module;
+  readonly module: WasmModule;
   /** The shared memory. */
-  readonly memory: WebAssembly.Memory;
+  readonly memory: WasmMemory;
   /** Address of the runtime's header in the memory, and its id: how `attach` recognizes the memory. */
   readonly header: number;
   readonly id: number;
@@ -213,7 +214,7 @@ export class Runtime {
    * const bytes = new Uint8Array(rt.memory.buffer);
    * console.log(bytes.length);
    */
-  get memory(): WebAssembly.Memory {
+  get memory(): WasmMemory {
     return this.#core.memory;
   }
 

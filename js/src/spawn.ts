@@ -7,6 +7,7 @@
  * The start message is `{ kind: 'parklot.start', handle, data }`: in Node it
  * is the worker's `workerData`, in browsers its first message.
  */
+import type { UrlLike } from './host-types.js';
 import { isNode } from './loader.js';
 import { revive, type Revived } from './revive.js';
 import { Runtime, type AttachOptions } from './runtime.js';
@@ -58,8 +59,8 @@ function isStart(value: unknown): value is StartMessage {
  * // worker.mjs: const { runtime, data } = await attachWorker();
  */
 export async function spawnWorker<W extends WorkerLike>(rt: Runtime, script: W, data?: unknown): Promise<W>;
-export async function spawnWorker(rt: Runtime, script: URL | string, data?: unknown, options?: SpawnOptions): Promise<WorkerLike>;
-export async function spawnWorker(rt: Runtime, script: URL | string | WorkerLike, data?: unknown, options: SpawnOptions = {}): Promise<WorkerLike> {
+export async function spawnWorker(rt: Runtime, script: UrlLike | string, data?: unknown, options?: SpawnOptions): Promise<WorkerLike>;
+export async function spawnWorker(rt: Runtime, script: UrlLike | string | WorkerLike, data?: unknown, options: SpawnOptions = {}): Promise<WorkerLike> {
   if (!(rt instanceof Runtime)) throw new TypeError('parklot: spawnWorker(rt, script, data): rt must be a Runtime (from Runtime.create())');
   const start: StartMessage = { kind: START, handle: rt.handle(), data };
   if (typeof script === 'object' && script !== null && !(script instanceof URL)) {

@@ -51,10 +51,14 @@ describe('npm pack', () => {
   it('ships the compiled package and the wasm module, not the sources or tests', () => {
     for (const f of [
       'package.json',
+      'LICENSE-MIT',
+      'LICENSE-APACHE',
       'js/dist/index.js',
       'js/dist/index.d.ts',
       'js/dist/runtime.js',
       'js/wasm-pkg/parklot_wasm.js',
+      'js/wasm-pkg/parklot_glue.js',
+      'js/wasm-pkg/parklot_wasm_base64.js',
       'js/wasm-pkg/parklot_wasm.d.ts',
       'js/wasm-pkg/parklot_wasm_bg.wasm',
       'js/wasm-pkg/package.json',
@@ -72,7 +76,11 @@ describe('npm pack', () => {
     expect(out).toBe('counter: 300000\n');
   });
 
-  it('a TypeScript consumer type-checks against the installed .d.ts (exports map, NodeNext)', () => {
+  // With the DOM's types, and with neither the DOM's nor Node's (the .d.ts must not need them).
+  it.each([
+    ['lib ES2024 + DOM', ['ES2024', 'DOM']],
+    ['lib ES2022 alone, no types', ['ES2022']],
+  ])('a TypeScript consumer type-checks against the installed .d.ts (exports map, NodeNext, %s)', (_name, lib) => {
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
@@ -80,7 +88,7 @@ describe('npm pack', () => {
           target: 'ES2022',
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
-          lib: ['ES2024', 'DOM'],
+          lib,
           types: [],
           strict: true,
           noEmit: true,
