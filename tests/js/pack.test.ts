@@ -71,7 +71,19 @@ describe('npm pack', () => {
     expect(manifest.type).toBe('module');
   });
 
-  it('the README example runs from the installed tarball: workers and the main thread on one lock', () => {
+  it("the README's Node example runs verbatim from the installed tarball", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const block = /## Node\n+```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'README: a js block right under "## Node"').toBeDefined();
+    const [main, worker] = block!.split(/^(?=\/\/ worker\.mjs$)/m);
+    const dir = join(app, 'readme');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.mjs'), main!);
+    writeFileSync(join(dir, 'worker.mjs'), worker!);
+    expect(run(process.execPath, ['main.mjs'], dir)).toBe('counter: 100000\n');
+  });
+
+  it('the fuller example (tests/js/pack-example) runs from the installed tarball: workers and the main thread on one lock', () => {
     const out = run(process.execPath, ['main.mjs'], app);
     expect(out).toBe('counter: 300000\n');
   });
