@@ -24,9 +24,9 @@ export interface RuntimeOptions {
   mayBlock?: boolean | undefined;
   /**
    * The wasm module: a compiled `WebAssembly.Module`, or the URL of
-   * `parklot_wasm_bg.wasm` if a bundler moved it (relative to the page, or in
-   * Node to the working directory). Default: the `.wasm` shipped in this
-   * package, next to its glue.
+   * `parklot_wasm_bg.wasm` to serve it as a file (relative to the page, or in
+   * Node to the working directory). Default: the module's bytes shipped
+   * inside this package's JavaScript.
    */
   module?: WasmModule | UrlLike | string | undefined;
   /** The memory's initial size in 64 KiB pages (18 to 16384; default 18). It grows as needed. */
