@@ -2,7 +2,7 @@
 // postMessage or workerData arrives as a plain tagged form that rt.revive()
 // (and attachWorker() in a worker spawnWorker started) make live again; the
 // errors for misuse say what to do.
-import { MessageChannel, type Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Condition, Lock, Runtime, attachWorker, spawnWorker } from '../../js/dist/index.js';
 import { withTimeout } from './helpers.js';
@@ -59,7 +59,7 @@ describe('a Lock and a Condition sent to another thread', () => {
 });
 
 describe('spawnWorker / attachWorker', () => {
-  it('two workers get the lock, the condition and a view of the memory as objects; counter exact', async () => {
+  it('two workers (one spawned from its URL, one made by hand and handed over) get the lock, the condition and a view of the memory as objects; counter exact', async () => {
     const lock = rt.lock();
     const done = rt.condition();
     const counter = rt.float64(rt.alloc(16, 8), 2);
@@ -67,8 +67,10 @@ describe('spawnWorker / attachWorker', () => {
     const workers: Worker[] = [];
     const reports: Promise<unknown>[] = [];
     const exits: Promise<unknown>[] = [];
-    for (let i = 0; i < 2; i++) {
-      const worker = (await spawnWorker(rt, new URL('./travel-worker.mjs', import.meta.url), { lock, done, counter, rounds })) as Worker;
+    const script = new URL('./travel-worker.mjs', import.meta.url);
+    for (const made of [undefined, new Worker(script)]) {
+      // From a URL the start message is the worker's workerData; to a Worker made by hand, its first message.
+      const worker = made ? await spawnWorker(rt, made, { lock, done, counter, rounds }) : ((await spawnWorker(rt, script, { lock, done, counter, rounds })) as Worker);
       workers.push(worker);
       reports.push(new Promise((resolve) => worker.once('message', resolve)));
       exits.push(new Promise((resolve, reject) => worker.once('exit', resolve).once('error', reject)));
