@@ -66,17 +66,27 @@ function page(dir: string, script: string): void {
   writeFileSync(join(dir, 'index.html'), html);
 }
 
+/** `text` with `from` replaced by `to`; throws if `from` is not in it (the app changed). */
+function replaced(text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`tests/browser/app changed: no ${JSON.stringify(from)} to replace`);
+  return text.replace(from, to);
+}
+
 /**
  * The app as a page without a bundler loads it, in APP/no-bundler/: an import
  * map names parklot's entry. Workers do not see the page's import map, so the
- * worker imports parklot by its path.
+ * worker imports parklot by its path. With no bundler to see
+ * `new Worker(...)`, spawnWorker makes the worker from its URL.
  */
 function writeNoBundlerApp(): void {
   const dir = join(APP, 'no-bundler');
   const entry = '/node_modules/parklot/js/dist/index.js';
   cpSync(join(APP, 'src'), dir, { recursive: true });
   const worker = join(dir, 'worker.js');
-  writeFileSync(worker, readFileSync(worker, 'utf8').replace("from 'parklot'", `from '${entry}'`));
+  writeFileSync(worker, replaced(readFileSync(worker, 'utf8'), "from 'parklot'", `from '${entry}'`));
+  const main = join(dir, 'index.js');
+  const made = "const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });\n    await spawnWorker(rt, worker, ";
+  writeFileSync(main, replaced(readFileSync(main, 'utf8'), made, "const worker = await spawnWorker(rt, new URL('./worker.js', import.meta.url), "));
   const importMap = `<script type="importmap">{ "imports": { "parklot": "${entry}" } }</script>\n    <title>`;
   writeFileSync(join(dir, 'index.html'), readFileSync(join(APP, 'index.html'), 'utf8').replace('<title>', importMap).replace('./src/index.js', './index.js'));
 }
@@ -138,7 +148,7 @@ describe('the packed package, unconfigured, in Chromium', () => {
     expect(r.errors).toEqual([]);
   });
 
-  it('no bundler: <script type="module"> with an import map', async () => {
+  it('no bundler: <script type="module"> with an import map, spawnWorker(rt, url, data)', async () => {
     const r = await served(APP, (url) => runApp(`${url}no-bundler/`));
     expect(r.text).toBe(`counter: ${EXPECTED}`);
     expect(r.errors).toEqual([]);
