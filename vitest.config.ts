@@ -16,8 +16,8 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Load the package and its wasm-bindgen glue with Node's own loader: the
-    // glue is imported again per runtime instance under a query string.
+    // Load the package and its wasm-bindgen glue with Node's own loader, as
+    // users' Node does.
     server: { deps: { external: [/\/js\/dist\//, /\/js\/wasm-pkg\//] } },
   },
 });

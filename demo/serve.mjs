@@ -4,19 +4,20 @@
 //   Cross-Origin-Opener-Policy: same-origin
 //   Cross-Origin-Embedder-Policy: require-corp
 //
-//   node demo/serve.mjs [--port N] [--host H] [--no-isolation]
+//   node demo/serve.mjs [--port N] [--host H] [--no-isolation] [--root DIR]
 //
 // --port 0 picks a free port; the first line on stdout is always
 // "parklot demo: <url>". --no-isolation leaves the headers out, to see what a
 // misconfigured server gives (the pages then explain what is missing).
+// --root serves another directory the same way (the tests' small apps).
 // Stops on SIGINT or SIGTERM.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
-import { extname, join, normalize, sep } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const USAGE = 'usage: node demo/serve.mjs [--port N] [--host H] [--no-isolation]';
-const ROOT = fileURLToPath(new URL('./dist/', import.meta.url));
+const USAGE = 'usage: node demo/serve.mjs [--port N] [--host H] [--no-isolation] [--root DIR]';
+const DEMO = fileURLToPath(new URL('./dist/', import.meta.url));
 const DEFAULT_PORT = 8080;
 
 const TYPES = {
@@ -34,7 +35,7 @@ const TYPES = {
 };
 
 function parseArgs(argv) {
-  const args = { port: DEFAULT_PORT, portGiven: false, host: '127.0.0.1', isolation: true };
+  const args = { port: DEFAULT_PORT, portGiven: false, host: '127.0.0.1', isolation: true, root: DEMO };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--port') {
@@ -43,6 +44,9 @@ function parseArgs(argv) {
       if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) die(`--port needs a number 0-65535\n${USAGE}`);
     } else if (a === '--host') {
       args.host = argv[++i] ?? die(`--host needs an address\n${USAGE}`);
+    } else if (a === '--root') {
+      const dir = argv[++i] ?? die(`--root needs a directory\n${USAGE}`);
+      args.root = join(resolve(dir), sep);
     } else if (a === '--no-isolation') {
       args.isolation = false;
     } else if (a === '--help' || a === '-h') {
@@ -81,9 +85,11 @@ function resolveFile(urlPath) {
 }
 
 const args = parseArgs(process.argv.slice(2));
+const ROOT = args.root;
 try {
   statSync(join(ROOT, 'index.html'));
 } catch {
+  if (ROOT !== DEMO) die(`${ROOT} has no index.html`);
   die(`demo${sep}dist is missing: build it first (npm start does, or: npm run build:demo)`);
 }
 

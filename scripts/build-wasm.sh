@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the wasm module (wasm/, shared memory + threads) and its JS glue
-# into js/wasm-pkg/ (wasm-bindgen --target web).
+# into js/wasm-pkg/ (wasm-bindgen --target web), and the forms of both the
+# npm package loads (scripts/wrap-glue.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,8 @@ EOF
 fi
 # The glue is an ES module; say so, or Node warns and re-parses it on every import.
 echo '{ "type": "module" }' > "$OUT/package.json"
+# What the npm package loads: the glue as a function, the module's bytes as JS.
+node scripts/wrap-glue.mjs "$OUT"
 
 # The memory must be imported and shared, or threads cannot share it.
 # (wasm-bindgen renames the import `env.memory` to `./parklot_wasm_bg.js.memory`.)

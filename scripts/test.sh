@@ -15,7 +15,10 @@
 #      (including npm pack and a fresh install)
 #   9. the demo pages in Chromium (Playwright): the main command's server,
 #      the lock arena, the wait/notify lab, pages that cannot share memory;
-#      and the arena and the lab in Firefox (puppeteer-core, WebDriver BiDi)
+#      the packed package in a small app under the Vite dev server, a Vite
+#      build, webpack 5, Rollup and no bundler, and on a page without
+#      isolation; and the arena and the lab in Firefox (puppeteer-core,
+#      WebDriver BiDi)
 #  10. the benchmark smoke (npm run bench -- --quick): every suite runs
 #      briefly and checks its counters and outputs, never its timings
 #
@@ -96,7 +99,7 @@ step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
 
-step "demo pages in Chromium (Playwright) and Firefox"
+step "demo pages and the package in bundlers, in Chromium (Playwright); demo in Firefox"
 run browser bash scripts/deadline.sh 1200 "browser tests" npm run --silent test:browser
 
 step "benchmark smoke (correctness and outputs, never timings)"

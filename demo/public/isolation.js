@@ -17,7 +17,10 @@
       'address it prints (<code>http://127.0.0.1:8080/</code>).</p>',
     headers:
       '<p>This page is <strong>not cross-origin isolated</strong> (<code>crossOriginIsolated === false</code>), ' +
-      'so <code>SharedArrayBuffer</code> and shared <code>WebAssembly.Memory</code> are switched off. ' +
+      'so it may not share memory with its workers: it has no <code>SharedArrayBuffer</code> constructor, and although ' +
+      'it can still create a shared <code>WebAssembly.Memory</code>, <code>postMessage</code> refuses to send that ' +
+      'memory to a worker (<code>DataCloneError</code>); parklot\u2019s <code>Runtime.create()</code> stops with a ' +
+      '<code>TypeError</code> that says so. ' +
       'The server must send these two headers with every page, script and wasm file:</p>' +
       '<pre>Cross-Origin-Opener-Policy: same-origin\nCross-Origin-Embedder-Policy: require-corp</pre>' +
       '<p><code>npm start</code> serves the demo with both. With your own server, add them to its ' +

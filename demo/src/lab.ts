@@ -50,7 +50,8 @@ function histogramChart(canvas: HTMLCanvasElement, title: string, series: { labe
     data: { labels: [], datasets: series.map((s) => ({ label: s.label, data: [], backgroundColor: s.colour, barPercentage: 1, categoryPercentage: 0.9 })) },
     options: {
       scales: {
-        x: { title: { display: true, text: 'latency (bin starts at)' } },
+        // Every bin labelled: rotated, never skipped.
+        x: { title: { display: true, text: 'latency (bin starts at)' }, ticks: { autoSkip: false, maxRotation: 90, font: { size: 10 } } },
         y: { beginAtZero: true, title: { display: true, text: 'samples' } },
       },
       plugins: { title: { display: true, text: title }, legend: { display: series.length > 1, position: 'bottom' } },
@@ -70,6 +71,17 @@ function drawHistogram(chart: Chart<'bar'>, groups: Samples[], range: [number, n
   chart.canvas.dataset['sums'] = chart.data.datasets.map((d) => (d.data as number[]).reduce((a, b) => a + b, 0)).join(',');
   if (yMax !== undefined) chart.options.scales!['y']!.max = yMax;
   chart.update();
+  // The axes as drawn, for tests: the y maximum and how many bins have a label.
+  chart.canvas.dataset['yMax'] = String(chart.scales['y']!.max);
+  chart.canvas.dataset['xLabels'] = `${chart.scales['x']!.ticks.filter((t) => t.label !== '' && t.label !== undefined).length}/${bins.length}`;
+}
+
+/** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten) at least `n`: a y-axis maximum. */
+function roundUp(n: number): number {
+  if (!(n > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(n));
+  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8]) if (m * power >= n) return m * power;
+  return 10 * power;
 }
 
 function binRange(groups: Samples[]): [number, number] {
@@ -148,7 +160,7 @@ async function main(): Promise<void> {
   function redraw(): void {
     const ping = [samples['ping-parklot'], samples['ping-native']];
     const range = binRange(ping);
-    const yMax = maxCount(ping);
+    const yMax = roundUp(maxCount(ping));
     drawHistogram(charts.parklot, [ping[0]!], range, yMax);
     drawHistogram(charts.native, [ping[1]!], range, yMax);
     const mains = [samples['main-parklot'], samples['main-native']];

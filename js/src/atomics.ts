@@ -64,9 +64,8 @@ export class RuntimeAtomics {
 
   /**
    * Not for direct use: it is `rt.atomics`.
-   * @internal
    */
-  constructor(core: Core) {
+  constructor(core: unknown) {
     if (!(core instanceof Core)) throw new TypeError('parklot: use rt.atomics, not new RuntimeAtomics()');
     this.#core = core;
   }

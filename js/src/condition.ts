@@ -11,8 +11,9 @@ import { Queue, acquire, settle } from './waiters.js';
 
 /**
  * A condition variable of one byte in shared memory, usable from every
- * thread attached to the runtime (send `condition.address`, then
- * `rt.conditionAt(address)` in the worker). Wait while holding the lock it
+ * thread attached to the runtime; sent to a worker it arrives as
+ * `{ kind, address, runtimeId }`, which `rt.revive(value)` turns back into a
+ * Condition. Wait while holding the lock it
  * guards, in a loop that re-checks the state you wait for.
  *
  * @example
@@ -22,18 +23,22 @@ import { Queue, acquire, settle } from './waiters.js';
 export class Condition {
   /** The condition's byte address in the runtime's memory: `rt.conditionAt(address)` gives the same one. */
   readonly address: number;
+  /** What `rt.revive()` recognizes after a structured clone (which keeps only own fields). */
+  readonly kind = 'parklot.condition';
+  /** The id of the runtime whose memory holds the condition (`rt.revive()` checks it). */
+  readonly runtimeId: number;
   readonly #core: Core;
 
   /**
    * Not for direct use: conditions come from `rt.condition()` and `rt.conditionAt(address)`.
-   * @internal
    */
-  constructor(core: Core, address: number) {
+  constructor(core: unknown, address: number) {
     if (!(core instanceof Core)) {
       throw new TypeError('parklot: conditions come from rt.condition() or rt.conditionAt(address), not from new Condition()');
     }
     this.#core = core;
     this.address = address;
+    this.runtimeId = core.header.id;
   }
 
   /**

@@ -62,3 +62,21 @@ export function setupError(step: string, cause: unknown): TypeError {
   const message = cause instanceof Error ? cause.message : String(cause);
   return new TypeError(`parklot: ${step}: ${message}`, { cause });
 }
+
+/**
+ * A browser context that is not cross-origin isolated: it may make a shared
+ * memory, but `postMessage` refuses to send it, so no worker could join.
+ */
+export function notIsolatedError(call: string): TypeError {
+  return new TypeError(
+    `parklot: ${call}: this page is not cross-origin isolated (self.crossOriginIsolated is false), so the browser ` +
+      'will not send shared memory to workers. Serve the page and its scripts with the two headers ' +
+      '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" ' +
+      "(Vite: server.headers and preview.headers in vite.config.js; see parklot's README, \"The browser\")",
+  );
+}
+
+/** Throws `notIsolatedError` where a browser says this context is not cross-origin isolated (Node says nothing). */
+export function checkIsolated(call: string): void {
+  if ((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === false) throw notIsolatedError(call);
+}

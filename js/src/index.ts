@@ -20,4 +20,7 @@ export { Lock } from './lock.js';
 export { OwnerDiedError } from './errors.js';
 export { Condition } from './condition.js';
 export { RuntimeAtomics } from './atomics.js';
+export { attachWorker, spawnWorker } from './spawn.js';
+export type { SpawnOptions, WorkerLike } from './spawn.js';
+export type { Revived, SentPrimitive } from './revive.js';
 export type { WaitAsyncResult, WaitResult } from './atomics.js';

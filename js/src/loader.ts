@@ -2,19 +2,22 @@
  * Loading parklot's wasm module and its wasm-bindgen glue, on Node and in
  * browsers, and deciding whether a thread may block.
  *
- * The glue (`--target web`) keeps its instance in module-level variables:
- * one glue module is one wasm instance. Each runtime instance therefore gets
- * its own copy of the glue: the first one in a realm is the static import
- * (which bundlers can follow), later ones are imported again under a
- * distinct query string, which makes a fresh module in Node and browsers.
- * A module is never collected, so a closed instance's copy is released
- * (`releaseGlue`) and serves the next instance.
+ * Nothing here is found by a file URL, so bundlers and dev servers that move
+ * modules around (Vite's dependency pre-bundling, Rollup without plugins)
+ * cannot lose it: the module's bytes ship as base64 in a JS module, and the
+ * glue (`--target web`) as a function, `glueInstance()`, whose every call
+ * gives a copy with its own module-level state (the glue keeps its wasm
+ * instance there: one copy per runtime instance on a thread).
+ * scripts/wrap-glue.mjs makes both from wasm-bindgen's output. A closed
+ * instance's copy forgets its instance and memory (`releaseGlue`) and serves
+ * the next instance.
  */
-import * as firstGlue from '../wasm-pkg/parklot_wasm.js';
+import { glueInstance } from '../wasm-pkg/parklot_glue.js';
+import wasmBase64 from '../wasm-pkg/parklot_wasm_base64.js';
 import { setupError } from './errors.js';
 
-/** The wasm-bindgen glue module: the exported functions and `initSync`. */
-export type Glue = typeof firstGlue;
+/** The wasm-bindgen glue: the exported functions and `initSync`. */
+export type Glue = ReturnType<typeof glueInstance>;
 /** The raw exports `initSync` returns (they include `__wbindgen_thread_destroy`). */
 export type RawExports = ReturnType<Glue['initSync']>;
 
@@ -23,24 +26,12 @@ export const MAX_PAGES = 16384;
 /** The fewest pages the module's memory import accepts. */
 export const MIN_PAGES = 18;
 
-const WASM_URL = new URL('../wasm-pkg/parklot_wasm_bg.wasm', import.meta.url);
-const GLUE_URL = new URL('../wasm-pkg/parklot_wasm.js', import.meta.url);
+/** Glue copies no runtime instance uses: released by `releaseGlue`. */
+const idleGlues: Glue[] = [];
 
-/** Glue modules no runtime instance uses: released by `releaseGlue`, or never used. */
-const idleGlues: Glue[] = [firstGlue];
-let glueCopies = 0;
-
-/**
- * A glue module no runtime instance of this realm uses: a released one if
- * any (so that the number of copies is the most runtimes open at once, not
- * how many were ever made), else a new copy.
- */
+/** A glue copy no runtime instance uses: a released one if any, else a new one. */
 export async function freshGlue(): Promise<Glue> {
-  const idle = idleGlues.pop();
-  if (idle !== undefined) return idle;
-  const url = new URL(GLUE_URL);
-  url.searchParams.set('parklot-instance', String(++glueCopies));
-  return (await import(/* @vite-ignore */ url.href)) as Glue;
+  return idleGlues.pop() ?? glueInstance();
 }
 
 /**
@@ -57,16 +48,17 @@ interface NodeProcess {
   versions?: { node?: string };
 }
 
-function isNode(): boolean {
+/** Whether this is Node (or a runtime that passes for it, with `worker_threads`). */
+export function isNode(): boolean {
   return typeof (globalThis as { process?: NodeProcess }).process?.versions?.node === 'string';
 }
 
 /** What a relative `module` URL is resolved against: the page (or worker script), else the working directory in Node. */
-function baseUrl(): string {
+function baseUrl(): string | undefined {
   const g = globalThis as { location?: { href?: string }; process?: NodeProcess & { cwd?(): string } };
   if (typeof g.location?.href === 'string') return g.location.href;
   if (isNode() && typeof g.process?.cwd === 'function') return `file://${g.process.cwd()}/`;
-  return GLUE_URL.href;
+  return undefined;
 }
 
 let defaultModule: Promise<WebAssembly.Module> | undefined;
@@ -74,23 +66,34 @@ let defaultModule: Promise<WebAssembly.Module> | undefined;
 /**
  * Compiles parklot's wasm module: `source` if given (a compiled module, or
  * a URL to load, relative to the page or, in Node, to the working
- * directory), else the `.wasm` shipped next to the glue (compiled once per realm).
+ * directory), else the bytes shipped in the package (compiled once per realm).
  */
 export function loadModule(source?: WebAssembly.Module | URL | string): Promise<WebAssembly.Module> {
   if (source instanceof WebAssembly.Module) return Promise.resolve(source);
   if (source !== undefined) return compileFrom(new URL(source, baseUrl()));
-  defaultModule ??= compileFrom(WASM_URL).catch((e: unknown) => {
+  defaultModule ??= compileShipped().catch((e: unknown) => {
     defaultModule = undefined; // let a later call try again
     throw e;
   });
   return defaultModule;
 }
 
+async function compileShipped(): Promise<WebAssembly.Module> {
+  try {
+    const text = atob(wasmBase64);
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return await WebAssembly.compile(bytes);
+  } catch (e) {
+    throw setupError("could not compile parklot's wasm module", e);
+  }
+}
+
 async function compileFrom(url: URL): Promise<WebAssembly.Module> {
   try {
     if (url.protocol === 'file:' && isNode()) {
       const fsModule = 'node:fs/promises'; // a variable, so that bundlers for browsers leave it alone
-      const fs = (await import(/* @vite-ignore */ fsModule)) as { readFile(path: URL): Promise<Uint8Array<ArrayBuffer>> };
+      const fs = (await import(/* webpackIgnore: true */ /* @vite-ignore */ fsModule)) as { readFile(path: URL): Promise<Uint8Array<ArrayBuffer>> };
       return await WebAssembly.compile(await fs.readFile(url));
     }
     const response = await fetch(url);

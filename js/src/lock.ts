@@ -11,7 +11,7 @@ import { OwnerDiedError, alreadyHeldError, cannotBlockError, closedError, heldBy
 import { toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
 
-/** The `Core` of a real `Lock`, or undefined for anything else (a brand check). */
+/** The `Core` of a real `Lock`, or undefined for anything else (a brand check). @internal */
 export let lockCore: (value: unknown) => Core | undefined;
 
 /** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
@@ -37,14 +37,16 @@ export function tookLock(code: number, call: string, address: number): boolean {
   }
 }
 
-/** Throws the error a blocking call gets on a closed runtime or a thread that may not block. */
+/** Throws the error a blocking call gets on a closed runtime or a thread that may not block. @internal */
 export function refuseToBlock(core: Core, call: string, alternative: string): never {
   throw core.closed ? closedError() : cannotBlockError(call, alternative);
 }
 
 /**
  * A lock of one byte in shared memory, usable from every thread attached to
- * the runtime (send `lock.address`, then `rt.lockAt(address)` in the worker).
+ * the runtime. Sent to a worker (`postMessage`, `workerData`, `spawnWorker`)
+ * it arrives as its plain form `{ kind, address, runtimeId }`, which
+ * `rt.revive(value)` (and `attachWorker()`) turn back into a Lock.
  * It is not reentrant: locking it again on the thread that holds it throws.
  * Only the thread that took it may unlock it. If its holder dies (a worker
  * terminated while holding it, see `rt.watch`), it is released and the next
@@ -57,6 +59,10 @@ export function refuseToBlock(core: Core, call: string, alternative: string): ne
 export class Lock {
   /** The lock's byte address in the runtime's memory: `rt.lockAt(address)` on another thread gives the same lock. */
   readonly address: number;
+  /** What `rt.revive()` recognizes after a structured clone (which keeps only own fields). */
+  readonly kind = 'parklot.lock';
+  /** The id of the runtime whose memory holds the lock (`rt.revive()` checks it). */
+  readonly runtimeId: number;
   readonly #core: Core;
 
   static {
@@ -65,12 +71,12 @@ export class Lock {
 
   /**
    * Not for direct use: locks come from `rt.lock()` and `rt.lockAt(address)`.
-   * @internal
    */
-  constructor(core: Core, address: number) {
+  constructor(core: unknown, address: number) {
     if (!(core instanceof Core)) throw new TypeError('parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
     this.#core = core;
     this.address = address;
+    this.runtimeId = core.header.id;
   }
 
   /**
@@ -194,6 +200,8 @@ export class Lock {
    * const total = lock.withLock(() => ++counter[0]);
    */
   withLock<T>(fn: () => T): T {
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'Lock.withLock()', 'await lock.withLockAsync(fn)');
     takeOrRelease(() => this.lock(), this);
     try {
       return fn();

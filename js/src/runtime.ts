@@ -7,10 +7,12 @@
 import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
-import { closedError, setupError } from './errors.js';
+import { checkIsolated, closedError, setupError } from './errors.js';
+import type { UrlLike, WasmMemory, WasmModule } from './host-types.js';
 import { beginLife, watchThreads } from './liveness.js';
 import { Lock } from './lock.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
+import { revive, type Revived } from './revive.js';
 import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
 
 /** Options of `Runtime.create`. */
@@ -23,11 +25,11 @@ export interface RuntimeOptions {
   mayBlock?: boolean | undefined;
   /**
    * The wasm module: a compiled `WebAssembly.Module`, or the URL of
-   * `parklot_wasm_bg.wasm` if a bundler moved it (relative to the page, or in
-   * Node to the working directory). Default: the `.wasm` shipped in this
-   * package, next to its glue.
+   * `parklot_wasm_bg.wasm` to serve it as a file (relative to the page, or in
+   * Node to the working directory). Default: the module's bytes shipped
+   * inside this package's JavaScript.
    */
-  module?: WebAssembly.Module | URL | string | undefined;
+  module?: WasmModule | UrlLike | string | undefined;
   /** The memory's initial size in 64 KiB pages (18 to 16384; default 18). It grows as needed. */
   initialPages?: number | undefined;
 }
@@ -45,9 +47,9 @@ export interface AttachOptions {
 export interface RuntimeHandle {
   readonly kind: 'parklot.runtime';
   /** The compiled wasm module. */
-  readonly module: WebAssembly.Module;
+  readonly module: WasmModule;
   /** The shared memory. */
-  readonly memory: WebAssembly.Memory;
+  readonly memory: WasmMemory;
   /** Address of the runtime's header in the memory, and its id: how `attach` recognizes the memory. */
   readonly header: number;
   readonly id: number;
@@ -121,6 +123,7 @@ export class Runtime {
    */
   static async create(options: RuntimeOptions = {}): Promise<Runtime> {
     options ??= {};
+    checkIsolated('Runtime.create()');
     const mayBlock = checkMayBlock(options.mayBlock) ?? detectMayBlock();
     const initial = options.initialPages ?? MIN_PAGES;
     if (typeof initial !== 'number') throw new TypeError(`parklot: options.initialPages must be a number, got ${typeof initial}`);
@@ -244,7 +247,7 @@ export class Runtime {
    * const bytes = new Uint8Array(rt.memory.buffer);
    * console.log(bytes.length);
    */
-  get memory(): WebAssembly.Memory {
+  get memory(): WasmMemory {
     return this.#core.memory;
   }
 
@@ -394,6 +397,19 @@ export class Runtime {
    */
   float64(address: number, length = 1): Float64Array {
     return new Float64Array(this.#viewBuffer('Runtime.float64()', address, length, 8), address, length);
+  }
+
+  /**
+   * `value` (a message from another thread) with the Locks and Conditions in
+   * it, which structured cloning turned into plain `{ kind, address,
+   * runtimeId }` objects, made live objects of this runtime again. Throws a
+   * TypeError for one that belongs to another runtime.
+   *
+   * @example
+   * worker.onmessage = ({ data }) => rt.revive(data).lock.withLock(work);
+   */
+  revive<T>(value: T): Revived<T> {
+    return revive(this, value);
   }
 
   #viewBuffer(call: string, address: number, length: number, size: number): SharedArrayBuffer {

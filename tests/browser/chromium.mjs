@@ -25,36 +25,71 @@ export const CHROMIUM_ARGS = [
 ];
 
 /**
- * Starts demo/serve.mjs on a free port (extra `args` go to it) and resolves
- * once it prints its URL.
- * @param {...string} args
- * @returns {Promise<{ url: string, pid: number, stop(): Promise<void> }>}
+ * Starts a long-running command (a server) and resolves once its output
+ * (stdout and stderr, colours stripped) matches `pattern`, whose first group
+ * is its URL. `stop()` sends SIGTERM to its PID and, if it has not exited
+ * within 10 s, SIGKILL, and rejects naming it as stuck. `name` says what it is
+ * in every message.
+ * @param {string} name
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ cwd?: string, pattern: RegExp, startTimeout?: number }} options
+ * @returns {Promise<{ url: string, pid: number, output(): string, stop(): Promise<void> }>}
  */
-export function startServer(...args) {
-  const child = spawn(process.execPath, [join(ROOT, 'demo', 'serve.mjs'), '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export function startProcess(name, command, args, { cwd = ROOT, pattern, startTimeout = 10_000 }) {
+  const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pid = /** @type {number} */ (child.pid);
+  let out = '';
+  const exited = new Promise((done) => child.once('exit', done));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(pid, 'SIGTERM');
+    let timer;
+    const deadline = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        process.kill(pid, 'SIGKILL');
+        reject(new Error(`${name} (PID ${pid}) was stuck: still running 10 s after SIGTERM, killed`));
+      }, 10_000);
+    });
+    try {
+      await Promise.race([exited, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`demo server printed no URL within 10 s: ${out}`)), 10_000);
-    child.once('exit', (code) => reject(new Error(`demo server exited (${code}) before serving: ${out}`)));
-    child.stdout.on('data', (chunk) => {
-      out += chunk.toString();
-      const m = /parklot demo: (http:\/\/\S+)/.exec(out);
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`${name} printed no URL within ${startTimeout / 1000} s (stopped):\n${out}`));
+    }, startTimeout);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code}) before serving:\n${out}`));
+    });
+    const onData = (/** @type {Buffer} */ chunk) => {
+      out += chunk.toString().replace(/\x1b\[[0-9;]*m/g, '');
+      const m = pattern.exec(out);
       if (!m) return;
       clearTimeout(timer);
-      const pid = /** @type {number} */ (child.pid);
-      resolve({
-        url: m[1],
-        pid,
-        stop: () =>
-          new Promise((done) => {
-            if (child.exitCode !== null) return done();
-            child.once('exit', () => done());
-            process.kill(pid, 'SIGTERM');
-          }),
-      });
+      pattern = /$^/; // resolve once
+      resolve({ url: /** @type {string} */ (m[1]), pid, output: () => out, stop });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk) => {
+      process.stderr.write(chunk);
+      onData(chunk);
     });
+  });
+}
+
+/**
+ * Starts demo/serve.mjs on a free port (extra `args` go to it, e.g.
+ * `--no-isolation` or `--root DIR`) and resolves once it prints its URL.
+ * @param {...string} args
+ */
+export function startServer(...args) {
+  return startProcess('the demo server', process.execPath, [join(ROOT, 'demo', 'serve.mjs'), '--port', '0', ...args], {
+    pattern: /parklot demo: (http:\/\/\S+)/,
   });
 }
 

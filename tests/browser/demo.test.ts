@@ -221,6 +221,19 @@ describe('wait/notify lab', () => {
     expect(sums.parklot).toEqual([Number(counts['pingParklotSamples'])]);
     expect(sums.native).toEqual([Number(counts['pingNativeSamples'])]);
     expect(sums.main).toEqual([Number(counts['mainParklotSamples']), Number(counts['mainNativeSamples'])]);
+    // Axes a reader can use: a round y maximum (not the tallest bin's count), every bin labelled.
+    const axes = await page.evaluate(() =>
+      ['hist-parklot', 'hist-native', 'hist-main'].map((id) => ({ ...document.getElementById(id)!.dataset })),
+    );
+    // The two ping-pong charts share a y maximum (set by the page; Chart.js picks the main chart's).
+    expect(axes[0]!['yMax']).toBe(axes[1]!['yMax']);
+    const yMax = Number(axes[0]!['yMax']);
+    const mantissa = Number((yMax / 10 ** Math.floor(Math.log10(yMax) + 1e-9)).toPrecision(6));
+    expect([1, 1.5, 2, 2.5, 3, 4, 5, 6, 8], `y max ${yMax}`).toContain(mantissa);
+    for (const a of axes) {
+      const [labelled, bins] = a['xLabels']!.split('/').map(Number);
+      expect(labelled, 'labelled bins').toBe(bins);
+    }
     expect(await page.locator('#lab-table tbody tr').count()).toBe(4);
     await screenshot(page, 'lab');
     expect(errors).toEqual([]);
@@ -242,12 +255,31 @@ describe('a page that cannot share memory', () => {
       expect(text).toContain('Cross-Origin-Opener-Policy: same-origin');
       expect(text).toContain('Cross-Origin-Embedder-Policy: require-corp');
       expect(text).toContain('npm start');
+      expect(text).toContain('postMessage refuses to send that memory to a worker (DataCloneError)');
       if (path === 'arena.html') {
         expect(await page.locator('#controls').isVisible()).toBe(false);
         await screenshot(page, 'arena-not-isolated');
       }
       await page.close();
     }
+  });
+
+  it('behaves as the notice says: no SharedArrayBuffer, a shared memory that postMessage refuses to send', async () => {
+    const { page } = await openPage(browser, `${plain.url}arena.html`);
+    const seen = await page.evaluate(async () => {
+      const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+      const worker = new Worker(URL.createObjectURL(new Blob([''], { type: 'text/javascript' })));
+      let posted = 'sent';
+      try {
+        worker.postMessage(memory);
+      } catch (e) {
+        posted = (e as Error).name;
+      }
+      worker.terminate();
+      return { sab: typeof SharedArrayBuffer, shared: Object.prototype.toString.call(memory.buffer), posted };
+    });
+    expect(seen).toEqual({ sab: 'undefined', shared: '[object SharedArrayBuffer]', posted: 'DataCloneError' });
+    await page.close();
   });
 
   it('explains how to serve the page when it is opened as a file', async () => {

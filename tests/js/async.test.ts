@@ -29,7 +29,7 @@ describe('mayBlock: false', () => {
       "TypeError: parklot: Lock.lock() would block this thread, which may not block (a page's main thread, or a runtime made with mayBlock: false); use await lock.lockAsync()",
     );
     expect(outcome(() => lock.lockFor(0))).toMatch(/^TypeError: .*Lock\.lockFor\(\) would block.*lock\.lockAsync\(timeout\)/);
-    expect(outcome(() => lock.withLock(() => 1))).toMatch(/^TypeError: .*lockAsync/);
+    expect(outcome(() => lock.withLock(() => 1))).toMatch(/^TypeError: .*Lock\.withLock\(\) would block.*use await lock\.withLockAsync\(fn\)$/);
     expect(lock.isLocked()).toBe(false);
     expect(lock.tryLock()).toBe(true);
     expect(outcome(() => cond.wait(lock))).toMatch(/^TypeError: .*Condition\.wait\(\) would block.*await condition\.waitAsync\(lock\)/);

@@ -51,10 +51,14 @@ describe('npm pack', () => {
   it('ships the compiled package and the wasm module, not the sources or tests', () => {
     for (const f of [
       'package.json',
+      'LICENSE-MIT',
+      'LICENSE-APACHE',
       'js/dist/index.js',
       'js/dist/index.d.ts',
       'js/dist/runtime.js',
       'js/wasm-pkg/parklot_wasm.js',
+      'js/wasm-pkg/parklot_glue.js',
+      'js/wasm-pkg/parklot_wasm_base64.js',
       'js/wasm-pkg/parklot_wasm.d.ts',
       'js/wasm-pkg/parklot_wasm_bg.wasm',
       'js/wasm-pkg/package.json',
@@ -67,12 +71,28 @@ describe('npm pack', () => {
     expect(manifest.type).toBe('module');
   });
 
-  it('the README example runs from the installed tarball: workers and the main thread on one lock', () => {
+  it("the README's Node example runs verbatim from the installed tarball", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const block = /## Node\n+```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'README: a js block right under "## Node"').toBeDefined();
+    const [main, worker] = block!.split(/^(?=\/\/ worker\.mjs$)/m);
+    const dir = join(app, 'readme');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.mjs'), main!);
+    writeFileSync(join(dir, 'worker.mjs'), worker!);
+    expect(run(process.execPath, ['main.mjs'], dir)).toBe('counter: 100000\n');
+  });
+
+  it('the fuller example (tests/js/pack-example) runs from the installed tarball: workers and the main thread on one lock', () => {
     const out = run(process.execPath, ['main.mjs'], app);
     expect(out).toBe('counter: 300000\n');
   });
 
-  it('a TypeScript consumer type-checks against the installed .d.ts (exports map, NodeNext)', () => {
+  // With the DOM's types, and with neither the DOM's nor Node's (the .d.ts must not need them).
+  it.each([
+    ['lib ES2024 + DOM', ['ES2024', 'DOM']],
+    ['lib ES2022 alone, no types', ['ES2022']],
+  ])('a TypeScript consumer type-checks against the installed .d.ts (exports map, NodeNext, %s)', (_name, lib) => {
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
@@ -80,7 +100,7 @@ describe('npm pack', () => {
           target: 'ES2022',
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
-          lib: ['ES2024', 'DOM'],
+          lib,
           types: [],
           strict: true,
           noEmit: true,

@@ -1,6 +1,6 @@
 // Compiled with tsc against the installed package: its "exports" map must
 // lead TypeScript to the .d.ts files, and the types must say what the API does.
-import { Condition, Lock, Runtime, type RuntimeHandle, type WaitAsyncResult, type WaitResult } from 'parklot';
+import { Condition, Lock, Runtime, attachWorker, spawnWorker, type RuntimeHandle, type WaitAsyncResult, type WaitResult, type WorkerLike } from 'parklot';
 
 export async function check(): Promise<void> {
   const rt: Runtime = await Runtime.create({ mayBlock: false });
@@ -26,7 +26,10 @@ export async function check(): Promise<void> {
   rt.atomics.wait(new Float64Array(1), 0, 0);
   // @ts-expect-error: locks come from the runtime
   new Lock();
-  void [got, notified, n, r, woken, total];
+  const worker: WorkerLike = await spawnWorker(rt, 'worker.mjs', { lock, cond });
+  const revived: { lock: Lock; cond: Condition } = rt.revive({ lock: JSON.parse(JSON.stringify(lock)) as typeof lock, cond });
+  const attached: { runtime: Runtime; data: { lock: Lock } } = await attachWorker<{ lock: Lock }>();
+  void [got, notified, n, r, woken, total, worker, revived, attached];
   other.close();
   rt.close();
 }

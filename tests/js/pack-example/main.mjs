@@ -1,19 +1,17 @@
 // The README's Node example, run from an app that installed the packed
 // tarball: two workers and this thread add to one plain counter under one
 // parklot lock (the workers block, this thread awaits), and a condition
-// tells this thread when they are done.
-import { Worker } from 'node:worker_threads';
-import { Runtime } from 'parklot';
+// tells this thread when they are done. The lock, the condition and the view
+// of the memory go to the workers as they are.
+import { Runtime, spawnWorker } from 'parklot';
 
 const rt = await Runtime.create();
 const lock = rt.lock();
 const done = rt.condition();
 const cells = rt.float64(rt.alloc(16, 8), 2); // [counter, workers finished]
 
-const exited = [1, 2].map(() => {
-  const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
-    workerData: { handle: rt.handle(), lock: lock.address, done: done.address, cells: cells.byteOffset },
-  });
+const exited = [1, 2].map(async () => {
+  const worker = await spawnWorker(rt, new URL('./worker.mjs', import.meta.url), { lock, done, cells });
   return new Promise((resolve, reject) => worker.on('exit', resolve).on('error', reject));
 });
 for (let i = 0; i < 100_000; i++) {

@@ -1,10 +1,6 @@
-import { workerData } from 'node:worker_threads';
-import { Runtime } from 'parklot';
+import { attachWorker } from 'parklot';
 
-const rt = await Runtime.attach(workerData.handle);
-const lock = rt.lockAt(workerData.lock);
-const done = rt.conditionAt(workerData.done);
-const cells = rt.float64(workerData.cells, 2);
+const { runtime, data: { lock, done, cells } } = await attachWorker();
 for (let i = 0; i < 100_000; i++) {
   lock.lock();
   cells[0] += 1;
@@ -12,4 +8,4 @@ for (let i = 0; i < 100_000; i++) {
 }
 lock.withLock(() => { cells[1] += 1; });
 done.notifyAll();
-rt.close();
+runtime.close();
