@@ -252,6 +252,19 @@ export class Runtime {
   }
 
   /**
+   * How many threads are attached to this runtime's memory right now: those
+   * that attached and neither closed nor were reaped as gone (see `watch`).
+   *
+   * @example
+   * console.log(rt.attachedThreads); // 1: this thread
+   */
+  get attachedThreads(): number {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.thread_tags().length;
+  }
+
+  /**
    * How many async waiter records this thread has made: at most the number of
    * async waits it ever had in flight at once, since records are reused.
    *

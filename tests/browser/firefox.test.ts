@@ -2,10 +2,11 @@
 // driven through WebDriver BiDi by puppeteer-core: the lock arena with the
 // page's thread taking part, and the wait/notify lab. Chromium is covered in
 // depth by demo.test.ts; this checks the pages do not depend on it.
-import { existsSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { SCREENSHOTS, startServer, type Server } from './browser.js';
 
 const FIREFOX = process.env['PARKLOT_FIREFOX'] ?? '/usr/bin/firefox-esr';
@@ -64,5 +65,27 @@ describe('the demo in Firefox', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'firefox-lab.png'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
+  });
+
+  it('terminated workers are reaped through their Web Locks: notify counts only live waiters, a dead holder is reported', async () => {
+    // The small app's reap page, next to a link to the built package.
+    const repo = fileURLToPath(new URL('../..', import.meta.url));
+    const dir = join(repo, 'target', 'firefox-reap');
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(join(repo, 'tests', 'browser', 'app', 'reap'), dir, { recursive: true });
+    symlinkSync(join(repo, 'js'), join(dir, 'js'));
+    const root = await startServer('--root', dir);
+    try {
+      const page = await firefox.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${root.url}?entry=/js/dist/index.js`);
+      await page.waitForSelector('#result:not([data-state=running])', { timeout: 60_000 });
+      expect(await page.evaluate(() => document.getElementById('result')!.textContent)).toBe('notify woke 1; lock: owner-died');
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await root.stop();
+    }
   });
 });

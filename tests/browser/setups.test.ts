@@ -154,6 +154,12 @@ describe('the packed package, unconfigured, in Chromium', () => {
     expect(r.errors).toEqual([]);
   });
 
+  it('terminated workers are reaped through their Web Locks: notify counts only live waiters, a dead holder is reported', async () => {
+    const r = await served(APP, (url) => runApp(`${url}reap/`));
+    expect(r.text).toBe('notify woke 1; lock: owner-died');
+    expect(r.errors).toEqual([]);
+  });
+
   it('a page that is not cross-origin isolated: Runtime.create() says which headers are missing', async () => {
     const server = await startServer('--root', APP, '--no-isolation');
     try {
