@@ -35,6 +35,9 @@ extern "C" {
 #define PARKLOT_EINVAL (-1)
 /** parklot_unlock* or parklot_condition_wait on a lock that is not locked. */
 #define PARKLOT_ENOTLOCKED (-2)
+/** parklot_lock_checked took the lock, but its last holder died holding it
+ *  (released by parklot_unlock_owner_died): the data it guards may be inconsistent. */
+#define PARKLOT_EOWNERDEAD (-3)
 
 /* Results of parklot_wait32 / parklot_wait64 (Atomics.wait's three strings). */
 
@@ -79,6 +82,17 @@ typedef char parklot_condition_t_is_one_byte[sizeof(parklot_condition_t) == 1 ? 
 /** Acquires the lock, spinning briefly and then sleeping.
  *  Returns 0, or PARKLOT_EINVAL for NULL. */
 int32_t parklot_lock(parklot_lock_t *lock);
+
+/** Acquires the lock like parklot_lock, and reports a holder that died
+ *  holding it (a robust mutex's EOWNERDEAD): returns 0, PARKLOT_EOWNERDEAD
+ *  (the caller holds the lock; check the data it guards), or PARKLOT_EINVAL. */
+int32_t parklot_lock_checked(parklot_lock_t *lock);
+
+/** For an embedder that reaps a thread that is gone for good: releases a lock
+ *  it held and marks it, so that the next parklot_lock_checked reports
+ *  PARKLOT_EOWNERDEAD (once). Never hands the lock over.
+ *  Returns 0, PARKLOT_ENOTLOCKED (nothing changed) or PARKLOT_EINVAL. */
+int32_t parklot_unlock_owner_died(parklot_lock_t *lock);
 
 /** Acquires the lock if it is free, without waiting.
  *  Returns 1 if taken, 0 if not, PARKLOT_EINVAL for NULL. */

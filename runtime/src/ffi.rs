@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicI32, AtomicI64};
 pub const PARKLOT_EINVAL: i32 = -1;
 /// `parklot_unlock` on a lock that is not locked.
 pub const PARKLOT_ENOTLOCKED: i32 = -2;
+/// `PARKLOT_EOWNERDEAD`: the lock was taken, but its last holder died holding it.
+pub const PARKLOT_EOWNERDEAD: i32 = -3;
 
 fn timeout_from_ns(timeout_ns: i64) -> Option<Duration> {
     // Negative: wait forever, as a C caller would pass -1.
@@ -39,6 +41,36 @@ pub unsafe extern "C" fn parklot_lock(lock: *const Lock) -> i32 {
         }
         None => PARKLOT_EINVAL,
     }
+}
+
+/// Acquires the lock and reports a holder that died holding it: 0, or
+/// `PARKLOT_EOWNERDEAD` (the caller holds the lock; the data it guards may be
+/// inconsistent), or `PARKLOT_EINVAL` for a null pointer.
+///
+/// # Safety
+/// As for `parklot_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_lock_checked(lock: *const Lock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| match l.lock_checked() {
+        Ok(()) => 0,
+        Err(crate::OwnerDied) => PARKLOT_EOWNERDEAD,
+    })
+}
+
+/// Releases a lock held by a thread that is gone for good, marking it so
+/// that the next `parklot_lock_checked` reports `PARKLOT_EOWNERDEAD`.
+/// Returns 0, `PARKLOT_ENOTLOCKED` (nothing changed) or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_lock`, and the lock's holder will never run again.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_unlock_owner_died(lock: *const Lock) -> i32 {
+    // SAFETY: forwarded from the caller (the holder is gone).
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        // SAFETY: the caller vouches that the holder is gone.
+        unsafe { l.unlock_owner_died() }.map_or(PARKLOT_ENOTLOCKED, |()| 0)
+    })
 }
 
 /// Takes the lock if free. Returns 1 if taken, 0 if not, `PARKLOT_EINVAL` for null.

@@ -148,6 +148,23 @@ static void test_lock_basics(void)
     check_eq(parklot_unlock(&l), 0, "unlock after try_lock_for(forever) returns 0");
 }
 
+static void test_owner_died(void)
+{
+    parklot_lock_t l = PARKLOT_LOCK_INIT;
+    check_eq(parklot_lock_checked(&l), 0, "lock_checked on a fresh lock returns 0");
+    /* Stands for a reaper releasing the lock of a thread that is gone. */
+    check_eq(parklot_unlock_owner_died(&l), 0, "unlock_owner_died of a held lock returns 0");
+    check_eq(parklot_is_locked(&l), 0, "... and releases it");
+    check_eq(parklot_lock_checked(&l), PARKLOT_EOWNERDEAD, "the next lock_checked -> PARKLOT_EOWNERDEAD");
+    check_eq(parklot_is_locked(&l), 1, "... holding the lock");
+    check_eq(parklot_unlock(&l), 0, "unlock returns 0");
+    check_eq(parklot_lock_checked(&l), 0, "reported once: the next lock_checked returns 0");
+    check_eq(parklot_unlock(&l), 0, "unlock returns 0");
+    check_eq(parklot_unlock_owner_died(&l), PARKLOT_ENOTLOCKED, "unlock_owner_died of a free lock -> PARKLOT_ENOTLOCKED");
+    check_eq(parklot_lock_checked(NULL), PARKLOT_EINVAL, "lock_checked(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_unlock_owner_died(NULL), PARKLOT_EINVAL, "unlock_owner_died(NULL) -> PARKLOT_EINVAL");
+}
+
 static void test_unlock_unlocked(void)
 {
     parklot_lock_t l = PARKLOT_LOCK_INIT;
@@ -645,6 +662,7 @@ int main(void)
     test_sizes();
     test_lock_basics();
     test_unlock_unlocked();
+    test_owner_died();
     test_null_pointers();
     test_counter();
     test_try_lock_for_timeout();
