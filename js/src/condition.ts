@@ -58,6 +58,7 @@ export class Condition {
     if (!core.canBlock) refuseToBlock(core, 'Condition.wait()', 'await condition.waitAsync(lock)');
     const r = core.glue.condition_wait(this.address, lockAddress, t);
     if (r & Waited.NotHeld) throw notHeldError('Condition.wait()');
+    if (r & Waited.WrongLock) throw wrongLockError('Condition.wait()');
     if (r & Waited.OwnerDied) throw new OwnerDiedError('Condition.wait()', lockAddress);
     return (r & Waited.Notified) !== 0;
   }
@@ -84,9 +85,10 @@ export class Condition {
       record.key = this.address;
       record.queuedOn = Queue.Condition;
       // Queues, then unlocks (if this thread holds the lock: else nothing is done).
-      if (!g.condition_wait_async_begin(this.address, lockAddress, record.address)) {
+      const begun = g.condition_wait_async_begin(this.address, lockAddress, record.address);
+      if (begun !== 0) {
         record.queuedOn = Queue.None;
-        throw notHeldError('Condition.waitAsync()');
+        throw begun & Waited.WrongLock ? wrongLockError('Condition.waitAsync()') : notHeldError('Condition.waitAsync()');
       }
       let notified: boolean;
       core.keepAlive.enter();
@@ -143,7 +145,15 @@ export class Condition {
 }
 
 /** What `condition_wait` returns: bit flags (wasm/src/lib.rs, `waited`). */
-const Waited = { Notified: 1, OwnerDied: 2, NotHeld: 4 } as const;
+const Waited = { Notified: 1, OwnerDied: 2, NotHeld: 4, WrongLock: 8 } as const;
+
+/** A wait with another lock than the one this condition's queued waiters use. */
+function wrongLockError(call: string): TypeError {
+  return new TypeError(
+    `parklot: ${call}: this condition is being waited on with another lock; every waiter of a condition must use the same lock ` +
+      '(nothing was done: the lock is still held)',
+  );
+}
 
 /** A wait on a condition with a lock this thread does not hold (checked in wasm against the locks this thread took). */
 function notHeldError(call: string): TypeError {

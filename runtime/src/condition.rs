@@ -47,12 +47,33 @@ static CONDITION_ABANDON: Abandon = Abandon {
     },
 };
 
+/// A lock's address, what a condition's waiters are checked against.
+fn lock_address(lock: &Lock) -> usize {
+    lock as *const Lock as usize
+}
+
 /// The condition a wait that owes CONDITION_ABANDON was queued on.
 fn owed_condition<'a>(object: *const ()) -> &'a Condition {
     // SAFETY: `Condition::owed` is the only maker of such debts, and a
     // condition outlives its waiters (park_owing's contract).
     unsafe { &*object.cast::<Condition>() }
 }
+
+/// Returned when a condition is waited on with a lock other than the one its
+/// queued waiters use (parking_lot panics there too: a notify could not tell
+/// which lock's data changed). Nothing was done: the lock is still held.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WrongLock;
+
+impl core::fmt::Display for WrongLock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(
+            "this condition is being waited on with another lock: every waiter of a condition must use the same lock",
+        )
+    }
+}
+
+impl std::error::Error for WrongLock {}
 
 /// A one-byte condition variable. `wait` returns only after a notify (or,
 /// for the timed forms, a timeout); notifies with nobody waiting cost one load.
@@ -137,27 +158,63 @@ impl Condition {
     /// The caller holds `lock`.
     ///
     /// # Panics
-    /// On a thread that may not block ([`crate::set_thread_may_block`]); the
-    /// lock is still held then.
+    /// On a thread that may not block ([`crate::set_thread_may_block`]), and
+    /// if other waiters wait with another lock ([`WrongLock`]); the lock is
+    /// still held then.
     pub unsafe fn wait_raw(&self, lock: &Lock, deadline: Option<Instant>) -> bool {
-        // SAFETY: the callbacks only store this condition's byte (no panics, no
-        // ParkingLot calls); `before_sleep` unlocks a lock the caller holds,
-        // which may unpark but never parks.
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_wait_raw(lock, deadline) } {
+            Ok(notified) => notified,
+            Err(e) => panic!("Condition::wait: {e}"),
+        }
+    }
+
+    /// [`wait_raw`](Self::wait_raw) that reports a [`WrongLock`] instead of
+    /// panicking (and does nothing then: `lock` stays held).
+    ///
+    /// # Safety
+    /// The caller holds `lock`.
+    pub unsafe fn try_wait_raw(
+        &self,
+        lock: &Lock,
+        deadline: Option<Instant>,
+    ) -> Result<bool, WrongLock> {
+        let mut wrong = false;
+        // SAFETY: the callbacks only read the queue and store this condition's
+        // byte (no panics, no ParkingLot locking); `before_sleep` unlocks a
+        // lock the caller holds, which may unpark but never parks.
         let result = unsafe {
             parking_lot::park_owing(
                 self.key(),
-                || {
-                    self.has_waiters.store(1, Ordering::Relaxed);
-                    true
-                },
+                || self.check_and_mark(lock, &mut wrong),
                 || lock.unlock(),
                 |_, was_last| self.forget_waiters_if_last(was_last),
                 deadline,
-                self.owed(),
+                self.owed(lock),
             )
         };
+        if wrong {
+            return Err(WrongLock);
+        }
         lock.lock();
-        result.is_unparked()
+        Ok(result.is_unparked())
+    }
+
+    /// The `validate` of a wait with `lock`: refuses (setting `wrong`) if the
+    /// queued waiters use another lock, else marks that someone waits.
+    ///
+    /// # Safety
+    /// Only as a park's `validate` on this condition's key.
+    unsafe fn check_and_mark(&self, lock: &Lock, wrong: &mut bool) -> bool {
+        // SAFETY: we are the validate of a park on our key (the caller's contract).
+        if unsafe { parking_lot::queued_with(self.key()) }
+            .is_some_and(|with| with != lock_address(lock))
+        {
+            *wrong = true;
+            return false;
+        }
+        self.has_waiters.store(1, Ordering::Relaxed);
+        true
     }
 
     /// Asynchronous wait, for threads that may not block: queues `waiter` on
@@ -166,25 +223,34 @@ impl Condition {
     /// back (asynchronously, with [`Lock::lock_async_begin`]). To give up,
     /// call [`wait_async_cancel`](Self::wait_async_cancel).
     ///
+    /// Returns [`WrongLock`], doing nothing (the lock stays held), if the
+    /// queued waiters use another lock.
+    ///
     /// # Safety
     /// The caller holds `lock`; `waiter` is not queued and neither moves nor
     /// is dropped until the wait is settled (notified, or cancelled).
-    pub unsafe fn wait_async_begin(&self, lock: &Lock, waiter: &AsyncWaiter) {
-        // SAFETY: the callback stores this condition's byte; `waiter` per our contract.
+    pub unsafe fn wait_async_begin(
+        &self,
+        lock: &Lock,
+        waiter: &AsyncWaiter,
+    ) -> Result<(), WrongLock> {
+        let mut wrong = false;
+        // SAFETY: the callback as in `try_wait_raw`; `waiter` per our contract.
         let queued = unsafe {
             parking_lot::park_async_owing(
                 self.key(),
-                || {
-                    self.has_waiters.store(1, Ordering::Relaxed);
-                    true
-                },
+                || self.check_and_mark(lock, &mut wrong),
                 waiter,
-                self.owed(),
+                self.owed(lock),
             )
         };
-        debug_assert!(queued);
+        if !queued {
+            debug_assert!(wrong);
+            return Err(WrongLock);
+        }
         // Released only now that we are queued: no notify can be missed.
         lock.unlock();
+        Ok(())
     }
 
     /// Gives up an asynchronous wait. Returns whether a notify claimed the
@@ -254,11 +320,13 @@ impl Condition {
         self as *const Condition as usize
     }
 
-    /// What a waiter on this condition owes the others if it is reaped.
-    fn owed(&self) -> Owed {
+    /// What a waiter on this condition with `lock` owes the others if it is
+    /// reaped, and the lock it waits with.
+    fn owed(&self, lock: &Lock) -> Owed {
         Owed {
             abandon: &CONDITION_ABANDON,
             object: (self as *const Condition).cast(),
+            with: lock_address(lock),
         }
     }
 }
@@ -417,14 +485,14 @@ mod tests {
         let c = Condition::new();
         let w = AsyncWaiter::new();
         lock.lock();
-        unsafe { c.wait_async_begin(&lock, &w) };
+        unsafe { c.wait_async_begin(&lock, &w) }.unwrap();
         assert!(!lock.is_locked(), "the lock is released once queued");
         assert_eq!(w.poll(), None);
         assert!(c.notify_one());
         assert!(w.poll().is_some());
         // A second wait that nobody notifies, then given up.
         lock.lock();
-        unsafe { c.wait_async_begin(&lock, &w) };
+        unsafe { c.wait_async_begin(&lock, &w) }.unwrap();
         assert!(!unsafe { c.wait_async_cancel(&w) });
         assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
         assert!(!c.notify_one());
@@ -435,7 +503,7 @@ mod tests {
         let pair = Arc::new((Lock::new(), Condition::new()));
         let gone = AsyncWaiter::new();
         pair.0.lock();
-        unsafe { pair.1.wait_async_begin(&pair.0, &gone) };
+        unsafe { pair.1.wait_async_begin(&pair.0, &gone) }.unwrap();
         let p = pair.clone();
         let live = std::thread::spawn(move || {
             p.0.lock();
@@ -462,12 +530,54 @@ mod tests {
         let c = Condition::new();
         let gone = AsyncWaiter::new();
         lock.lock();
-        unsafe { c.wait_async_begin(&lock, &gone) };
+        unsafe { c.wait_async_begin(&lock, &gone) }.unwrap();
         assert_eq!(c.has_waiters.load(Ordering::Relaxed), 1);
         // SAFETY: nobody uses `gone` again.
         unsafe { crate::parking_lot::abandon_async(&gone) };
         assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
         assert!(!c.notify_one());
+    }
+
+    #[test]
+    fn a_wait_with_a_second_lock_is_refused_and_changes_nothing() {
+        let (a, b) = (Lock::new(), Lock::new());
+        let c = Condition::new();
+        let w = AsyncWaiter::new();
+        a.lock();
+        unsafe { c.wait_async_begin(&a, &w) }.unwrap();
+        b.lock();
+        assert_eq!(unsafe { c.try_wait_raw(&b, None) }, Err(WrongLock));
+        let w2 = AsyncWaiter::new();
+        assert_eq!(unsafe { c.wait_async_begin(&b, &w2) }, Err(WrongLock));
+        assert!(b.is_locked(), "the lock is still held after a refused wait");
+        assert_eq!(crate::parking_lot::parked_count(c.key()), 1);
+        // With the first lock it is fine; once nobody waits, any lock is.
+        assert!(c.notify_one());
+        assert!(w.poll().is_some());
+        assert_eq!(
+            unsafe { c.try_wait_raw(&b, Some(Instant::now())) },
+            Ok(false)
+        );
+        b.unlock();
+    }
+
+    #[test]
+    #[should_panic(expected = "every waiter of a condition must use the same lock")]
+    fn wait_raw_with_a_second_lock_panics_as_parking_lot_does() {
+        let (a, b) = (Lock::new(), Lock::new());
+        let c = Condition::new();
+        let w = AsyncWaiter::new();
+        a.lock();
+        unsafe { c.wait_async_begin(&a, &w) }.unwrap();
+        b.lock();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+            c.wait_raw(&b, None)
+        }));
+        // Leave no record queued behind (the test's stack frame owns it).
+        assert!(!unsafe { c.wait_async_cancel(&w) });
+        if let Err(e) = panicked {
+            std::panic::resume_unwind(e);
+        }
     }
 
     #[test]

@@ -56,9 +56,9 @@ mod ffi;
 
 pub use blocking::{set_thread_may_block, thread_may_block};
 pub use clock::Instant;
-pub use condition::Condition;
 #[cfg(not(loom))]
 pub use condition::Condvar;
+pub use condition::{Condition, WrongLock};
 pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
 pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_SPIN_LIMIT};
 #[cfg(not(loom))]

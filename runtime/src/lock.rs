@@ -362,6 +362,7 @@ impl Lock {
         Owed {
             abandon: &LOCK_ABANDON,
             object: (self as *const Lock).cast(),
+            with: 0,
         }
     }
 

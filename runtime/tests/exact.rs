@@ -58,7 +58,7 @@ fn condition_notify_one_with_an_async_waiter_first_notifies_only_it() {
     let record = AsyncWaiter::new();
     pair.0.lock();
     // SAFETY: the lock is held; the record outlives the wait.
-    unsafe { pair.1.wait_async_begin(&pair.0, &record) };
+    unsafe { pair.1.wait_async_begin(&pair.0, &record) }.unwrap();
     let p = pair.clone();
     let notified = Arc::new(AtomicBool::new(false));
     let n = notified.clone();

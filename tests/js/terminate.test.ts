@@ -158,6 +158,19 @@ describe('ownership', () => {
     expect(lock.isLocked()).toBe(false);
   });
 
+  it('a Condition waited on with a second lock throws and changes nothing (as parking_lot panics)', async () => {
+    const [a, b] = [rt.lock(), rt.lock()];
+    const condition = rt.condition();
+    const waiter = await queued('conditionWait', { lock: a.address, condition: condition.address }, 'waiting');
+    b.lock();
+    expect(outcome(() => condition.wait(b, 10))).toMatch(/^TypeError: parklot: Condition.wait\(\): this condition is being waited on with another lock/);
+    await expect(condition.waitAsync(b, 10)).rejects.toThrow(/Condition.waitAsync\(\): this condition is being waited on with another lock/);
+    expect(b.isLocked()).toBe(true);
+    b.unlock();
+    expect(condition.notifyOne()).toBe(true);
+    expect(await withTimeout(waiter.done, DEADLINE_MS, 'the waiter to finish')).toBe(true);
+  });
+
   it('lock() on a lock this thread holds throws instead of deadlocking', () => {
     const lock = rt.lock();
     lock.lock();

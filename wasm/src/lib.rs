@@ -165,13 +165,17 @@ fn took(addr: u32, lock: &Lock) -> u32 {
 /// Acquires the lock at `addr`, parking the thread while it is held.
 #[wasm_bindgen]
 pub fn lock(addr: u32) -> u32 {
-    if threads::holds(addr) {
-        return acquired::ALREADY_HELD;
-    }
     // SAFETY (every `lock_at` below): the JS wrapper passes the address of a
     // lock it allocated and checked.
     let lock = unsafe { lock_at(addr) };
-    lock.lock();
+    // A free lock is not held by this thread: the list is looked at only
+    // when the lock is taken.
+    if !lock.try_lock() {
+        if threads::holds(addr) == Some(true) {
+            return acquired::ALREADY_HELD;
+        }
+        lock.lock();
+    }
     took(addr, lock)
 }
 
@@ -191,11 +195,14 @@ pub fn try_lock(addr: u32) -> u32 {
 /// Acquires the lock at `addr`, waiting at most `timeout_ms`.
 #[wasm_bindgen]
 pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
-    if threads::holds(addr) {
-        return acquired::ALREADY_HELD;
-    }
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { lock_at(addr) };
+    if lock.try_lock() {
+        return took(addr, lock);
+    }
+    if threads::holds(addr) == Some(true) {
+        return acquired::ALREADY_HELD;
+    }
     let taken = match timeout(timeout_ms) {
         Some(t) => lock.try_lock_for(t),
         None => {
@@ -218,19 +225,17 @@ fn release(addr: u32, fair: bool) -> u32 {
     if !lock.is_locked() {
         return released::NOT_LOCKED;
     }
-    if !threads::holds(addr) {
+    if threads::let_go(addr) == Some(false) {
         return released::HELD_BY_ANOTHER;
     }
+    // Held by this thread (or by an unregistered caller's word), so locked.
     let r = if fair {
         lock.checked_unlock_fair()
     } else {
         lock.checked_unlock()
     };
     match r {
-        Ok(()) => {
-            threads::let_go(addr);
-            released::OK
-        }
+        Ok(()) => released::OK,
         Err(_) => released::NOT_LOCKED,
     }
 }
@@ -248,11 +253,6 @@ pub fn unlock_fair(addr: u32) -> u32 {
     release(addr, true)
 }
 
-/// Whether this thread holds the lock at `addr` (through these exports).
-#[wasm_bindgen]
-pub fn holds_lock(addr: u32) -> bool {
-    threads::holds(addr)
-}
 
 /// Whether the lock at `addr` is held (a snapshot).
 #[wasm_bindgen]
@@ -367,6 +367,8 @@ pub mod waited {
     pub const OWNER_DIED: u32 = 2;
     /// Nothing done: this thread does not hold the lock.
     pub const NOT_HELD: u32 = 4;
+    /// Nothing done: the condition's queued waiters use another lock.
+    pub const WRONG_LOCK: u32 = 8;
 }
 
 /// Releases the lock, waits for a notify (or the timeout), re-takes the lock.
@@ -375,14 +377,17 @@ pub mod waited {
 pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { lock_at(lock_addr) };
-    if !lock.is_locked() || !threads::holds(lock_addr) {
+    if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {
         return waited::NOT_HELD;
     }
     let deadline = timeout(timeout_ms).and_then(|t| parklot::Instant::now().checked_add(t));
     // While waiting, this thread does not hold the lock.
     threads::let_go(lock_addr);
     // SAFETY: this thread holds the lock (checked above).
-    let notified = unsafe { condition_at(cond).wait_raw(lock, deadline) };
+    let Ok(notified) = (unsafe { condition_at(cond).try_wait_raw(lock, deadline) }) else {
+        threads::took(lock_addr); // refused: still held
+        return waited::WRONG_LOCK;
+    };
     threads::took(lock_addr);
     let mut r = if notified { waited::NOTIFIED } else { 0 };
     if lock.take_owner_died() {
@@ -406,18 +411,23 @@ pub fn condition_notify_all(cond: u32) -> u32 {
 }
 
 /// Async wait: queues `waiter`, then releases the lock, which this thread
-/// must hold (`false`, nothing done, if it does not).
+/// must hold. Returns 0, or `waited::NOT_HELD` / `waited::WRONG_LOCK` with
+/// nothing done.
 #[wasm_bindgen]
-pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> bool {
+pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { lock_at(lock_addr) };
-    if !lock.is_locked() || !threads::holds(lock_addr) {
-        return false;
+    if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {
+        return waited::NOT_HELD;
     }
-    threads::let_go(lock_addr);
     // SAFETY: this thread holds the lock (checked above); record as for lock_async_begin.
-    unsafe { condition_at(cond).wait_async_begin(lock, waiter_at(waiter)) };
-    true
+    match unsafe { condition_at(cond).wait_async_begin(lock, waiter_at(waiter)) } {
+        Ok(()) => {
+            threads::let_go(lock_addr);
+            0
+        }
+        Err(_) => waited::WRONG_LOCK,
+    }
 }
 
 /// Async wait, giving up: whether a notify came first.

@@ -187,10 +187,11 @@ pub(crate) fn waiter_freed(waiter: *const AsyncWaiter) {
     with_me(|me| me.waiters.retain(|&w| w != waiter));
 }
 
-/// Whether this thread holds the lock at `addr` (true if it never
-/// registered: nothing is known then).
-pub(crate) fn holds(addr: u32) -> bool {
-    with_me(|me| me.held.contains(&addr)).unwrap_or(true)
+/// Whether this thread holds the lock at `addr`; `None` if it never
+/// registered (the benchmark harness): nothing is known then, and nothing
+/// is refused.
+pub(crate) fn holds(addr: u32) -> Option<bool> {
+    with_me(|me| me.held.contains(&addr))
 }
 
 /// This thread took the lock at `addr`.
@@ -198,11 +199,14 @@ pub(crate) fn took(addr: u32) {
     with_me(|me| me.held.push(addr));
 }
 
-/// This thread let go of the lock at `addr`.
-pub(crate) fn let_go(addr: u32) {
-    with_me(|me| {
-        if let Some(i) = me.held.iter().rposition(|&a| a == addr) {
+/// This thread lets go of the lock at `addr`: forgets it, and says whether
+/// it held it (`None` if it never registered).
+pub(crate) fn let_go(addr: u32) -> Option<bool> {
+    with_me(|me| match me.held.iter().rposition(|&a| a == addr) {
+        Some(i) => {
             me.held.swap_remove(i);
+            true
         }
-    });
+        None => false,
+    })
 }

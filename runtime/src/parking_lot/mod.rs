@@ -328,6 +328,19 @@ pub unsafe fn unpark_many(
     result
 }
 
+/// What the oldest waiter queued on `key` waits with ([`Owed::with`]), if
+/// anyone waits on `key`: how a condition tells that all its waiters use one
+/// lock.
+///
+/// # Safety
+/// Only from the `validate` callback of a park on `key`: that is, with
+/// `key`'s bucket locked by this thread.
+pub unsafe fn queued_with(key: usize) -> Option<usize> {
+    // SAFETY: the caller holds `key`'s bucket lock, so the current table
+    // cannot change (growth locks every bucket) and the queue is stable.
+    unsafe { table::current_table().bucket(key).first(key) }.map(|w| unsafe { w.owed.get().with })
+}
+
 /// How many waiters are queued on `key` right now (a snapshot, O(queue)).
 /// For diagnostics and for tests that must know a waiter is queued.
 pub fn parked_count(key: usize) -> usize {

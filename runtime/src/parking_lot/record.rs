@@ -26,13 +26,16 @@ pub struct Abandon {
 }
 
 /// What one wait owes if its owner is reaped: `abandon`'s functions, applied
-/// to `object` (the primitive waited on, which outlives its waiters).
+/// to `object` (the primitive waited on, which outlives its waiters); and
+/// what it waits with, for the next waiter to check ([`super::queued_with`]).
 #[derive(Copy, Clone, Debug)]
 pub struct Owed {
     /// What to do.
     pub abandon: &'static Abandon,
     /// The primitive to do it to.
     pub object: *const (),
+    /// What the wait goes with (a condition waiter's lock address), or 0.
+    pub with: usize,
 }
 
 impl Owed {
@@ -44,6 +47,7 @@ impl Owed {
             claimed: |_, _| {},
         },
         object: ptr::null(),
+        with: 0,
     };
 }
 

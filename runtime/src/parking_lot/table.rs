@@ -193,6 +193,24 @@ impl Bucket {
         }
     }
 
+    /// The oldest waiter queued on `key`.
+    ///
+    /// # Safety
+    /// `lock` is held.
+    pub(super) unsafe fn first(&self, key: usize) -> Option<&ThreadData> {
+        // SAFETY: the caller holds the bucket lock, so the chain is stable.
+        unsafe {
+            let mut cur = self.head.get();
+            while !cur.is_null() {
+                if (*cur).key.get() == key {
+                    return Some(&*cur);
+                }
+                cur = (*cur).next.get();
+            }
+        }
+        None
+    }
+
     /// How many waiters are queued on `key`.
     ///
     /// # Safety
