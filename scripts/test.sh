@@ -4,7 +4,8 @@
 #   1. formatting and clippy
 #   2. native tests on x86-64: unit, stress, memory, doc tests
 #   3. the C ABI test program, linked against the static library
-#   4. loom model checking of the core's races
+#   4. loom model checking of the core's races (and of the word parker's
+#      protocol against a modelled futex)
 #   5. Miri on the unit tests (strict provenance, 8 scheduler seeds), and
 #      on them again with the portable parker (--cfg parklot_portable_parker)
 #   5b. ThreadSanitizer over the native stress and exact-wake tests
@@ -56,7 +57,7 @@ run c-abi bash scripts/c-abi-test.sh
 
 step "loom model checking"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-  run loom cargo test -p parklot --test loom --release
+  run loom cargo test -p parklot --test loom --lib --release
 
 step "Miri (unit tests, strict provenance, 8 scheduler seeds)"
 # One seed at a time (Miri's own many-seeds mode runs them in parallel and

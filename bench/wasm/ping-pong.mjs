@@ -3,6 +3,13 @@
 // wakeups of a sleeping thread. parklot's wait/notify against the engine's,
 // inside wasm (bench_ping_pong) and from JS; two workers that spin instead
 // of sleeping give the floor (a cache line crossing two cores and back).
+//
+// Each variant runs with one pair of workers (each has a core on a 2-CPU
+// machine) and with four pairs at once (8 workers: oversubscribed, where
+// spinning before sleep must turn itself off). Next to the latency, the CPU
+// the process used per round trip: a spin that wins latency by burning a
+// core shows there. A sweep of parklot's spin-before-sleep limit, one pair,
+// in wasm, shows what the default was chosen from.
 import { fail, gatedRound } from './pool.mjs';
 import { quantile } from './table.mjs';
 
@@ -13,6 +20,12 @@ const VARIANTS = [
   { id: 'js-parklot', where: 'js', who: 'parklot', name: 'glue atomics_wait32/atomics_notify, from JS', how: 'js-parklot' },
   { id: 'js-engine', where: 'js', who: 'engine', name: 'Atomics.wait/Atomics.notify, from JS', how: 'js-atomics' },
 ];
+
+/** Pairs of workers bouncing their own words at once. */
+export const PAIRS = [1, 4];
+
+/** Spin-before-sleep limits of the sweep (iterations; 0 sleeps at once). */
+export const SWEEP = [0, 1 << 9, 1 << 11, 1 << 13, 1 << 15, 1 << 17];
 
 /** Median, p10, p90, min, max of one round's samples (ns). */
 export function latencyStats(samples) {
@@ -27,38 +40,81 @@ export function latencyStats(samples) {
 }
 
 /**
- * Runs the experiment on the first two workers of `pool`; resolves to
- * {variants, rounds: [{round, variant, ...latencyStats}], pooled: {variant:
- * latencyStats over every round's samples}}.
+ * Runs the experiment on the pool's workers; resolves to {variants, pairs,
+ * rounds: [{round, variant, pairs, cpuUsPerTrip, ...latencyStats}], pooled:
+ * {"variant@pairs": latencyStats over every round's samples + cpuUsPerTrip
+ * (median of the rounds')}, sweep: [{spins, ...latencyStats, cpuUsPerTrip}]}.
  */
 export async function pingPong({ settings: s, glue, memory, pool, shared }) {
-  if (pool.length < 2) fail('ping-pong needs two workers');
+  const pairsList = PAIRS.filter((p) => 2 * p <= pool.length);
+  if (pairsList.length === 0) fail('ping-pong needs two workers');
+  const maxPairs = Math.max(...pairsList);
   const maxTrips = Math.max(s.pingPongTrips, s.pingPongWarmupTrips);
-  const wordAddr = glue.alloc(64, 64);
-  const samplesAddr = glue.alloc(8 * maxTrips, 8);
-  const word = () => new Int32Array(memory.buffer, wordAddr, 1);
+  const wordsAddr = glue.alloc(64 * maxPairs, 64);
+  const samplesAddr = glue.alloc(8 * maxTrips * maxPairs, 8);
+  const wordAddr = (pair) => wordsAddr + 64 * pair;
+  const word = (pair) => new Int32Array(memory.buffer, wordAddr(pair), 1);
 
-  async function round(v, trips) {
-    Atomics.store(word(), 0, 0);
-    const task = (i) => ({ task: 'ping-pong', how: v.how, side: v.side, wordAddr, samplesAddr, pinger: i === 0, roundTrips: trips });
-    const { done } = await gatedRound(pool, 2, task, shared, s.roundTimeoutMs, `ping-pong, ${v.name}`).catch((e) => fail(e.message));
-    const samples = done[0].samples;
-    if (samples.length !== trips || done.some((d) => d.word !== 0) || Atomics.load(word(), 0) !== 0) {
-      fail(`ping-pong, ${v.name}: ${samples.length} of ${trips} round trips timed, word left at ${Atomics.load(word(), 0)}`);
+  async function round(v, pairs, trips) {
+    for (let p = 0; p < pairs; p++) Atomics.store(word(p), 0, 0);
+    const task = (i) => ({
+      task: 'ping-pong', how: v.how, side: v.side, wordAddr: wordAddr(i >> 1),
+      samplesAddr: samplesAddr + 8 * maxTrips * (i >> 1), pinger: i % 2 === 0, roundTrips: trips,
+    });
+    const what = `ping-pong, ${v.name}, ${2 * pairs} workers`;
+    const { done, cpus } = await gatedRound(pool, 2 * pairs, task, shared, s.roundTimeoutMs, what).catch((e) => fail(e.message));
+    const samples = done.filter((_, i) => i % 2 === 0).flatMap((d) => Array.from(d.samples));
+    const left = Array.from({ length: pairs }, (_, p) => Atomics.load(word(p), 0));
+    if (samples.length !== trips * pairs || done.some((d) => d.word !== 0) || left.some((w) => w !== 0)) {
+      fail(`${what}: ${samples.length} of ${trips * pairs} round trips timed, words left at ${left}`);
     }
-    return samples;
+    return { samples, cpuUsPerTrip: (cpus.selfS * 1e6) / (trips * pairs) };
   }
 
-  for (const v of VARIANTS) await round(v, s.pingPongWarmupTrips);
+  for (const pairs of pairsList) for (const v of VARIANTS) await round(v, pairs, s.pingPongWarmupTrips);
   const rounds = [];
-  const all = Object.fromEntries(VARIANTS.map((v) => [v.id, []]));
+  const all = {};
   for (let r = 0; r < s.rounds; r++) {
-    for (const v of VARIANTS) {
-      const samples = await round(v, s.pingPongTrips);
-      all[v.id].push(...samples);
-      rounds.push({ round: r, variant: v.id, ...latencyStats(samples) });
+    for (const pairs of pairsList) {
+      for (const v of VARIANTS) {
+        const { samples, cpuUsPerTrip } = await round(v, pairs, s.pingPongTrips);
+        (all[`${v.id}@${pairs}`] ??= []).push({ samples, cpuUsPerTrip });
+        rounds.push({ round: r, variant: v.id, pairs, cpuUsPerTrip, ...latencyStats(samples) });
+      }
     }
   }
-  const pooled = Object.fromEntries(VARIANTS.map((v) => [v.id, latencyStats(all[v.id])]));
-  return { variants: VARIANTS.map(({ id, where, who, name }) => ({ id, where, who, name })), rounds, pooled };
+  const pooled = Object.fromEntries(Object.entries(all).map(([k, rs]) => [k, {
+    ...latencyStats(rs.flatMap((x) => x.samples)),
+    cpuUsPerTrip: quantile(rs.map((x) => x.cpuUsPerTrip), 0.5),
+  }]));
+
+  // The sweep: one pair, parklot in wasm, interleaved over the limits.
+  const defaultSpinLimit = glue.set_park_spin_limit(0);
+  glue.set_park_spin_limit(defaultSpinLimit);
+  const sweep = [];
+  if (s.pingPongSweep) {
+    const v = VARIANTS[0];
+    const byLimit = new Map(SWEEP.map((n) => [n, []]));
+    try {
+      for (let r = 0; r < s.rounds; r++) {
+        for (const spins of SWEEP) {
+          glue.set_park_spin_limit(spins);
+          byLimit.get(spins).push(await round(v, 1, s.pingPongTrips));
+        }
+      }
+    } finally {
+      glue.set_park_spin_limit(defaultSpinLimit);
+    }
+    for (const [spins, rs] of byLimit) {
+      sweep.push({ spins, ...latencyStats(rs.flatMap((x) => x.samples)), cpuUsPerTrip: quantile(rs.map((x) => x.cpuUsPerTrip), 0.5) });
+    }
+  }
+  return {
+    variants: VARIANTS.map(({ id, where, who, name }) => ({ id, where, who, name })),
+    pairs: pairsList,
+    defaultSpinLimit,
+    rounds,
+    pooled,
+    sweep,
+  };
 }

@@ -136,7 +136,7 @@ function cpusSince(s0) {
   const wallS = (s1.at - s0.at) / 1e3;
   const ours = (s1.selfS - s0.selfS) / wallS;
   const others = s0.busyS === null ? null : Math.max(0, (s1.busyS - s0.busyS) / wallS - ours);
-  return { ours, others };
+  return { ours, others, wallS, selfS: s1.selfS - s0.selfS };
 }
 
 /**

@@ -48,6 +48,7 @@ const SETTINGS = {
   waitNotifyCalls: QUICK ? 100_000 : 1_000_000,
   pingPongTrips: QUICK ? 200 : 2000, // round trips per ping-pong round
   pingPongWarmupTrips: QUICK ? 50 : 200,
+  pingPongSweep: true, // also sweep the spin-before-sleep limit (one pair, wasm)
   roundTimeoutMs: 30_000, // a round still running after this is a deadlock
 };
 
@@ -70,6 +71,7 @@ const module = new WebAssembly.Module(wasmBytes);
 const glue = await import(GLUE_URL.href);
 glue.initSync({ module, memory });
 glue.thread_init(true);
+glue.set_cpu_count(os.availableParallelism());
 for (const f of ['peer_count_loop', 'bench_notify_loop', 'bench_ping_pong']) {
   if (typeof glue[f] !== 'function') fail(`the wasm module has no ${f}: rebuild it with bash scripts/build-wasm.sh`);
 }
@@ -93,7 +95,7 @@ const maxWorkers = Math.max(...SETTINGS.workerCounts);
 log(`throughput: starting ${maxWorkers} workers`);
 ctx.pool = await startPool(maxWorkers, { module, memory, shared, glueUrl: GLUE_URL.href }, SETTINGS.roundTimeoutMs);
 const throughputResult = await lockThroughput(ctx);
-log(`ping-pong: ${SETTINGS.rounds} rounds of ${SETTINGS.pingPongTrips} round trips per variant`);
+log(`ping-pong: ${SETTINGS.rounds} rounds of ${SETTINGS.pingPongTrips} round trips per variant and pair count, and the spin-limit sweep`);
 const pingPongResult = await pingPong(ctx);
 // One-thread experiments last, while the workers sleep: by now threads have
 // parked, so the ParkingLot's table exists, as in a program that has run a

@@ -148,6 +148,7 @@ export class Core {
     try {
       raw = glue.initSync({ module, memory });
       glue.thread_init(mayBlock);
+      glue.set_cpu_count(hostCpuCount());
       // What `__wbindgen_thread_destroy` frees for this thread once it is gone.
       const globals = raw as unknown as { __tls_base?: WebAssembly.Global; __stack_alloc?: WebAssembly.Global };
       glue.thread_register(life.tag, Number(globals.__tls_base?.value ?? 0), Number(globals.__stack_alloc?.value ?? 0));
@@ -282,4 +283,17 @@ export class Core {
     }
     return n;
   }
+}
+
+/**
+ * CPUs the host runs threads on at once, for the core's spin before sleep
+ * (it spins only where another CPU can wake it meanwhile); 1 if unknown.
+ */
+function hostCpuCount(): number {
+  const g = globalThis as {
+    navigator?: { hardwareConcurrency?: number };
+    process?: { getBuiltinModule?: (name: string) => { availableParallelism?: () => number } | undefined };
+  };
+  const n = g.navigator?.hardwareConcurrency ?? g.process?.getBuiltinModule?.('os')?.availableParallelism?.() ?? 1;
+  return Number.isInteger(n) && n > 0 ? n : 1;
 }

@@ -63,6 +63,7 @@ pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
 pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_SPIN_LIMIT};
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
+pub use sys::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
 pub use word_lock::WordLock;
 
 /// The README's Rust examples, compiled and run as doc tests so they stay true.

@@ -65,6 +65,25 @@ pub fn thread_init(may_block: bool) {
     parklot::set_thread_may_block(may_block);
 }
 
+/// Tells the core how many CPUs the host can run threads on at once
+/// (`navigator.hardwareConcurrency`, `os.availableParallelism()`): a thread
+/// that parks spins briefly before it sleeps only where another CPU can wake
+/// it meanwhile. Until called, the module assumes one CPU and never spins.
+/// Memory-wide: one call from any thread covers them all.
+#[wasm_bindgen]
+pub fn set_cpu_count(n: u32) {
+    parklot::set_cpu_count(n);
+}
+
+/// Sets how long a parked thread spins before it sleeps, in iterations (0:
+/// sleep at once); returns the previous limit. For the benchmarks' sweep.
+#[wasm_bindgen]
+pub fn set_park_spin_limit(spins: u32) -> u32 {
+    let was = parklot::park_spin_limit();
+    parklot::set_park_spin_limit(spins);
+    was
+}
+
 /// A timeout in milliseconds as JS passes it, already coerced: `+∞` and NaN
 /// wait forever, a negative one is zero, and so does any finite one too long
 /// for a `Duration` (over 584 billion years: as the spec's arithmetic allows,

@@ -53,6 +53,18 @@ pub use platform::install_time_source;
     not(parklot_portable_parker)
 ))]
 mod word_parker;
+
+// Under loom the crate runs on the portable parker, and the word parker's
+// protocol is checked on its own against a modelled futex (its unit tests).
+#[cfg(loom)]
+#[path = "loom_futex.rs"]
+mod platform;
+#[cfg(loom)]
+#[allow(dead_code)]
+mod word_parker;
+
+mod spin;
+pub use spin::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
 #[cfg(all(
     any(
         target_os = "linux",

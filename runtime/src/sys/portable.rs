@@ -22,6 +22,7 @@
 //! unlocking the mutex, which std and loom allow to race with the mutex being
 //! dropped).
 
+use super::spin::SpinBudget;
 use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
 
 const IDLE: u32 = 0;
@@ -33,6 +34,7 @@ pub(crate) struct Parker {
     state: AtomicU32,
     mutex: Mutex<()>,
     condvar: Condvar,
+    spin: SpinBudget,
 }
 
 impl Parker {
@@ -42,6 +44,7 @@ impl Parker {
             state: AtomicU32::new(IDLE),
             mutex: Mutex::new(()),
             condvar: Condvar::new(),
+            spin: SpinBudget::new(),
         }
     }
 
@@ -51,6 +54,7 @@ impl Parker {
             state: AtomicU32::new(IDLE),
             mutex: Mutex::new(()),
             condvar: Condvar::new(),
+            spin: SpinBudget::new(),
         }
     }
 
@@ -60,6 +64,11 @@ impl Parker {
     }
 
     pub(crate) fn park(&self) {
+        // Spin first (spin.rs): a waker that comes meanwhile finds no
+        // SLEEPER and finishes with one compare-and-swap.
+        if self.spin.spin(|| !self.is_unparked()) {
+            return;
+        }
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
         while self.announce_sleeper() {
             guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());
@@ -85,6 +94,9 @@ impl Parker {
     }
 
     pub(crate) fn park_until(&self, deadline_ns: u64) -> bool {
+        if self.spin.spin(|| !self.is_unparked()) {
+            return true;
+        }
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
         while self.announce_sleeper() {
             let now = now_ns();

@@ -4,31 +4,49 @@
 //!
 //! State word, one per waiter record:
 //!
-//! | value | meaning                                            |
-//! |-------|----------------------------------------------------|
-//! | 0     | not parked, or claimed by a waker (`unpark_lock`)  |
-//! | 1     | parked: queued and waiting to be claimed           |
+//! | value | meaning                                                      |
+//! |-------|--------------------------------------------------------------|
+//! | 0     | IDLE: not parked, or claimed by a waker (`unpark_lock`)      |
+//! | 1     | PARKED: queued; the owner sleeps or may sleep on the word    |
+//! | 2     | SPINNING: queued; the owner is awake, watching the word      |
 //!
 //! Legal transitions: 0 → 1 by the owner in `prepare_park` (under the queue
-//! lock); 1 → 0 by a waker in `unpark_lock` (under the queue lock). The owner
-//! sleeps on the word while it is 1. Because the word is plain memory, a
-//! thread that cannot block may instead wait on it asynchronously (in wasm,
-//! `Atomics.waitAsync`); `wake` reaches both kinds of waiter.
+//! lock); 1 → 2 and 2 → 1 by a blocking owner in `park` (it spins in 2, see
+//! `spin.rs`, and sleeps only in 1); 1 → 0 or 2 → 0 by a waker's swap in
+//! `unpark_lock` (under the queue lock). The waker calls `wake` only if it
+//! swapped a 1 away: an owner in 2 is running and sees the 0 itself, and its
+//! compare-and-swap back to 1 fails, so it never sleeps on a claimed record.
+//! Because the word is plain memory, a thread that cannot block may instead
+//! wait on it asynchronously for the value 1 (in wasm, `Atomics.waitAsync`);
+//! such records never enter 2, so `wake` reaches them as it reaches sleepers.
 
 use super::platform::{now_ns, wait, wake};
-use core::sync::atomic::{AtomicU32, Ordering};
+use super::spin::SpinBudget;
+use crate::sync::{AtomicU32, Ordering};
 
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
+const SPINNING: u32 = 2;
 
 pub(crate) struct Parker {
     state: AtomicU32,
+    spin: SpinBudget,
 }
 
 impl Parker {
+    #[cfg(not(loom))]
     pub(crate) const fn new() -> Self {
         Parker {
             state: AtomicU32::new(IDLE),
+            spin: SpinBudget::new(),
+        }
+    }
+
+    #[cfg(loom)]
+    pub(crate) fn new() -> Self {
+        Parker {
+            state: AtomicU32::new(IDLE),
+            spin: SpinBudget::new(),
         }
     }
 
@@ -38,12 +56,18 @@ impl Parker {
     }
 
     pub(crate) fn park(&self) {
+        if self.spin_first() {
+            return;
+        }
         while self.state.load(Ordering::Acquire) != IDLE {
             wait(&self.state, PARKED, None);
         }
     }
 
     pub(crate) fn park_until(&self, deadline_ns: u64) -> bool {
+        if self.spin_first() {
+            return true;
+        }
         while self.state.load(Ordering::Acquire) != IDLE {
             let now = now_ns();
             if now >= deadline_ns {
@@ -52,6 +76,27 @@ impl Parker {
             wait(&self.state, PARKED, Some(deadline_ns - now));
         }
         true
+    }
+
+    /// Announces that the owner is awake (1 → 2), spins while nobody claims
+    /// the record, then announces sleep (2 → 1). Returns `true` if a waker
+    /// claimed the record meanwhile (Acquire: its token is visible). A claim
+    /// that comes before the first swap (the waker saw 1 and wakes us) or
+    /// after the last (likewise) is left to the sleeping loop.
+    #[inline]
+    fn spin_first(&self) -> bool {
+        if self
+            .state
+            .compare_exchange(PARKED, SPINNING, Ordering::Relaxed, Ordering::Acquire)
+            .is_err()
+        {
+            return true; // already IDLE: claimed while we were queueing
+        }
+        self.spin
+            .spin(|| self.state.load(Ordering::Relaxed) == SPINNING);
+        self.state
+            .compare_exchange(SPINNING, PARKED, Ordering::Acquire, Ordering::Acquire)
+            .is_err()
     }
 
     /// Whether a waker has claimed this record (Acquire: its token is visible).
@@ -80,23 +125,122 @@ impl Parker {
     #[inline]
     pub(crate) fn unpark_lock(&self) -> UnparkHandle {
         // Release: the token the waker wrote must be visible once the owner sees IDLE.
-        self.state.store(IDLE, Ordering::Release);
-        UnparkHandle { word: &self.state }
+        let was = self.state.swap(IDLE, Ordering::Release);
+        UnparkHandle {
+            word: if was == SPINNING {
+                core::ptr::null()
+            } else {
+                &self.state
+            },
+        }
     }
 }
 
 pub(crate) struct UnparkHandle {
+    /// The word to wake on; null if the owner was spinning and needs no wake.
     word: *const AtomicU32,
 }
 
 impl UnparkHandle {
-    /// Wakes the owner if it sleeps on its word (if it does not, it is
-    /// running and sees the claim itself).
+    /// Wakes the owner if it sleeps (or may sleep) on its word; an owner that
+    /// was spinning is running and sees the claim itself.
     #[inline]
     pub(crate) fn unpark(self) {
+        if self.word.is_null() {
+            return;
+        }
         // The owner may already have returned and reused or freed its record.
         // Waking only uses the address as a key, so that is harmless: at worst
         // the word's next user wakes spuriously, and every parker loops.
         wake(self.word);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "timing: Miri runs one thread at a time, so the 1 ms watch rarely sees the spin"
+    )]
+    fn a_spinning_owner_is_claimed_without_a_wake() {
+        // Spinning needs a second CPU; the count is process-wide, and more
+        // only lets other tests' parkers spin too.
+        crate::set_cpu_count(crate::sys::spin::cpus().max(2));
+        let mut claimed_spinning = 0;
+        for _ in 0..200 {
+            let parker = Arc::new(Parker::new());
+            parker.prepare_park();
+            let owner = {
+                let parker = parker.clone();
+                std::thread::spawn(move || parker.park())
+            };
+            // Claim it while it spins if we catch it spinning; after 1 ms
+            // it may have gone to sleep: then the handle must wake it.
+            let start = std::time::Instant::now();
+            let mut seen = parker.state.load(Ordering::Acquire);
+            while seen == PARKED && start.elapsed() < std::time::Duration::from_millis(1) {
+                std::hint::spin_loop();
+                seen = parker.state.load(Ordering::Acquire);
+            }
+            assert_ne!(seen, IDLE, "the owner returned unclaimed");
+            let handle = parker.unpark_lock();
+            if seen == SPINNING && handle.word.is_null() {
+                claimed_spinning += 1;
+            }
+            handle.unpark();
+            owner.join().unwrap();
+            assert!(parker.is_unparked());
+        }
+        // Every round where the owner was still spinning at the claim needed
+        // no wake; with a second CPU most rounds catch it spinning.
+        assert!(
+            claimed_spinning > 0,
+            "never claimed a spinning owner in 200 rounds"
+        );
+    }
+}
+
+/// Loom models of the protocol (run by `npm test`'s loom step, `--lib`): a
+/// waker's claim racing the owner's spin, its announcement of sleep and its
+/// sleep. A lost wakeup is a deadlock.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use loom::sync::Arc;
+
+    #[test]
+    fn a_claim_racing_spin_then_sleep_is_never_lost() {
+        loom::model(|| {
+            let parker = Arc::new(Parker::new());
+            parker.prepare_park();
+            let waker = {
+                let parker = parker.clone();
+                loom::thread::spawn(move || parker.unpark_lock().unpark())
+            };
+            parker.park();
+            assert!(parker.is_unparked());
+            waker.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn a_claim_before_the_owner_spins_wakes_it_or_is_seen() {
+        // The waker claims before the owner runs at all; the owner's first
+        // compare-and-swap fails and it returns without sleeping.
+        loom::model(|| {
+            let parker = Arc::new(Parker::new());
+            parker.prepare_park();
+            let handle = parker.unpark_lock();
+            let owner = {
+                let parker = parker.clone();
+                loom::thread::spawn(move || parker.park())
+            };
+            handle.unpark();
+            owner.join().unwrap();
+        });
     }
 }
