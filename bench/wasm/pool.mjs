@@ -18,8 +18,9 @@ export const CELLS = {
   V8_DATA: 256, // what V8's Atomics.Mutex guards
   SOLO_MUTEX: 320, // i32: the uncontended pure-JS mutex
   FLOOR: 384, // i32: the floor's compare-and-swap target
+  PACKAGE_DATA: 448, // what parklot's Lock guards when driven through the npm package
 };
-export const SHARED_BYTES = 448;
+export const SHARED_BYTES = 512;
 
 export const log = (msg) => process.stderr.write(`${msg}\n`);
 

@@ -7,7 +7,7 @@ const BASELINE = 'parklot-lock'; // parklot::Lock, its loop inside wasm
 
 // The peers of the main throughput chart; the rest (WordLock and the toys,
 // with parklot::Lock for reference) get their own, as in seed 000.
-const HEADLINE = ['parklot-lock', 'std-mutex', 'js-mutex', 'parklot-glue', 'v8-mutex', 'emscripten-pthread'];
+const HEADLINE = ['parklot-lock', 'std-mutex', 'js-mutex', 'parklot-package', 'parklot-glue', 'v8-mutex', 'emscripten-pthread'];
 
 const fixed = (x, d = 2) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 const ratio = (x) => `${fixed(x)}x`;
@@ -67,8 +67,8 @@ export function goals(sum, settings) {
   const at = (peer, n) => sum.throughput.find((s) => s.peer === peer && s.workers === n);
   // A shortfall counts as noise when the rounds overlap: parklot's best
   // round reaches the target against the peer's worst.
-  const lockGoal = (peer, what, target) => {
-    const rows = settings.workerCounts.map((n) => ({ n, ours: at(BASELINE, n), theirs: at(peer, n) })).filter((x) => x.ours && x.theirs);
+  const lockGoal = (peer, what, target, mine = BASELINE, myName = 'parklot::Lock') => {
+    const rows = settings.workerCounts.map((n) => ({ n, ours: at(mine, n), theirs: at(peer, n) })).filter((x) => x.ours && x.theirs);
     const verdicts = rows.map(({ n, ours, theirs }) => {
       const r = ours.median / theirs.median;
       const verdict = r >= target ? 'met' : ours.max >= target * theirs.min ? 'noise' : 'missed';
@@ -76,7 +76,7 @@ export function goals(sum, settings) {
     });
     const all = (v) => verdicts.every((x) => x.verdict === v || x.verdict === 'met');
     return {
-      goal: `parklot::Lock ≥ ${target}x ${what}`,
+      goal: `${myName} ≥ ${target}x ${what}`,
       measured: verdicts.length ? verdicts.map((x) => `${x.n}w ${fixed(x.r)}x${x.verdict === 'noise' ? ' (noise)' : ''}`).join(', ') : 'not run',
       met: verdicts.length ? (all('met') ? true : all('noise') ? 'within noise' : false) : null,
     };
@@ -98,6 +98,12 @@ export function goals(sum, settings) {
     lockGoal('js-mutex', 'the pure-JS Atomics mutex', 1.5),
     lockGoal('v8-mutex', 'V8 Atomics.Mutex', 2),
     lockGoal('emscripten-pthread', "Emscripten's pthread_mutex_t", 1),
+    lockGoal('js-mutex', 'the pure-JS Atomics mutex, both called from a JS loop', 1.2, 'parklot-package', 'parklot Lock via the npm package'),
+    {
+      goal: 'parklot Lock via the npm package: fairness ≥ the pure-JS Atomics mutex',
+      measured: settings.workerCounts.filter((n) => n > 1).map((n) => `${n}w ${fixed(at('parklot-package', n)?.fairness.median)} vs ${fixed(at('js-mutex', n)?.fairness.median)}`).join(', '),
+      met: settings.workerCounts.filter((n) => n > 1).every((n) => at('parklot-package', n)?.fairness.median >= at('js-mutex', n)?.fairness.median),
+    },
     {
       goal: 'notify with no waiter ≥ 10x faster than the engine',
       measured: `in wasm ${fixed(notifyRatio)}x (from JS ${fixed(notifyJs)}x)`,

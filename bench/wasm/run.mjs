@@ -53,6 +53,7 @@ const SETTINGS = {
 };
 
 const GLUE_URL = new URL('../../js/wasm-pkg/parklot_wasm.js', import.meta.url);
+const PACKAGE_URL = new URL('../../js/dist/index.js', import.meta.url);
 const WASM_URL = new URL('../../js/wasm-pkg/parklot_wasm_bg.wasm', import.meta.url);
 
 // ---------------------------------------------------------------- setup
@@ -93,7 +94,16 @@ log(`wasm-node: ${machine.cores} CPUs, node ${machine.node}, load ${machine.load
 const ctx = { settings: SETTINGS, glue, memory, shared, pool: null };
 const maxWorkers = Math.max(...SETTINGS.workerCounts);
 log(`throughput: starting ${maxWorkers} workers`);
-ctx.pool = await startPool(maxWorkers, { module, memory, shared, glueUrl: GLUE_URL.href }, SETTINGS.roundTimeoutMs);
+// The npm package as a user runs it: a Runtime of its own (another memory),
+// attached in every worker, one Lock whose lock()/unlock() the workers call.
+const { Runtime } = await import(PACKAGE_URL.href).catch(() => fail(`no ${fileURLToPath(PACKAGE_URL)}: run npm run build:ts first`));
+const packageRt = await Runtime.create();
+const packageLock = packageRt.lock();
+ctx.packageLock = packageLock;
+ctx.pool = await startPool(maxWorkers, {
+  module, memory, shared, glueUrl: GLUE_URL.href,
+  packageUrl: PACKAGE_URL.href, packageHandle: packageRt.handle(), packageLockAddress: packageLock.address,
+}, SETTINGS.roundTimeoutMs);
 const throughputResult = await lockThroughput(ctx);
 log(`ping-pong: ${SETTINGS.rounds} rounds of ${SETTINGS.pingPongTrips} round trips per variant and pair count, and the spin-limit sweep`);
 const pingPongResult = await pingPong(ctx);
@@ -105,6 +115,7 @@ const uncontendedResult = uncontended(ctx);
 log(`wait/notify without waiters: ${SETTINGS.singleRuns} x ${SETTINGS.waitNotifyCalls} calls per variant`);
 const waitNotifyResult = waitNotify(ctx);
 await Promise.all(ctx.pool.map((w) => w.stop()));
+packageRt.close();
 
 // -------------------------------------------------------------- output
 

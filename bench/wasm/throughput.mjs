@@ -16,7 +16,7 @@ const idOf = (name) => name.replace(/^parklot::/, 'parklot-').replace(/^std::syn
  * pure-JS mutex and parklot's Lock called from JS, then V8's Atomics.Mutex
  * and Emscripten's pthread_mutex_t, each in a process of its own.
  */
-function inProcessPeers({ glue, memory, shared }) {
+function inProcessPeers({ glue, memory, shared, packageLock }) {
   // What the wasm peers guard: one Guarded on its own 64-byte line.
   const dataAddr = glue.alloc(64, 64);
   const wasmData = () => new Float64Array(memory.buffer, dataAddr, 2); // re-read: memory may grow
@@ -47,6 +47,12 @@ function inProcessPeers({ glue, memory, shared }) {
       reset: () => jsData(CELLS.GLUE_DATA).fill(0),
       counter: () => jsData(CELLS.GLUE_DATA)[0],
       isFree: lockFree(glueLock),
+    },
+    {
+      id: 'parklot-package', name: 'parklot Lock via the npm package (JS loop)', how: 'package',
+      reset: () => jsData(CELLS.PACKAGE_DATA).fill(0),
+      counter: () => jsData(CELLS.PACKAGE_DATA)[0],
+      isFree: () => !packageLock.isLocked(),
     },
   );
   return peers;

@@ -6,13 +6,14 @@
 //     `gen`, run the task and answer {type: 'done', ...its result}.
 //   {type: 'exit'}
 //     free this thread's wasm stack and TLS, and let the worker end.
+// With packageHandle it also attaches to the npm package's Runtime.
 // Tasks: 'lock' (contend for a lock for durationMs, counting acquisitions)
 // and 'ping-pong' (wake another worker back and forth, timing round trips).
 import { workerData, parentPort } from 'node:worker_threads';
 import { jsLock, jsUnlock } from './js-mutex.mjs';
 import { CELLS } from './pool.mjs';
 
-const { module, memory, shared, glueUrl, mutex } = workerData;
+const { module, memory, shared, glueUrl, mutex, packageUrl, packageHandle, packageLockAddress } = workerData;
 let glue = null;
 let raw = null;
 if (module) {
@@ -20,6 +21,14 @@ if (module) {
   // initSync returns the raw exports; __wbindgen_thread_destroy is only there.
   raw = glue.initSync({ module, memory });
   glue.thread_init(true);
+}
+// The npm package's Runtime, attached as a user's worker attaches it.
+let packageRt = null;
+let packageLock = null;
+if (packageHandle) {
+  const { Runtime } = await import(packageUrl);
+  packageRt = await Runtime.attach(packageHandle);
+  packageLock = packageRt.lockAt(packageLockAddress);
 }
 const i32 = new Int32Array(shared);
 const f64 = new Float64Array(shared);
@@ -86,6 +95,19 @@ function lockTask({ how, kind, lockAddr, dataAddr, durationMs, work }) {
         }
       });
     }
+    case 'package': {
+      // parklot's Lock through the npm package: lock.lock() / lock.unlock(),
+      // with the package's checks (ownership, closed runtime, traps).
+      const lock = packageLock;
+      const at = CELLS.PACKAGE_DATA / 8;
+      return timed(durationMs, (chunk) => {
+        for (let k = 0; k < chunk; k++) {
+          lock.lock();
+          criticalSection(at, work);
+          lock.unlock();
+        }
+      });
+    }
     case 'v8-mutex': {
       const at = CELLS.V8_DATA / 8;
       const section = () => criticalSection(at, work); // made once: no closure per acquisition
@@ -149,6 +171,7 @@ const TASKS = { lock: lockTask, 'ping-pong': pingPongTask };
 
 parentPort.on('message', (cmd) => {
   if (cmd.type === 'exit') {
+    packageRt?.close();
     raw?.__wbindgen_thread_destroy();
     parentPort.close();
     return;

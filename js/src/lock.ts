@@ -90,7 +90,12 @@ export class Lock {
   lock(): void {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
-    const code = core.glue.lock(this.address);
+    let code: number;
+    try {
+      code = core.raw.lock(this.address);
+    } catch (e) {
+      throw core.trapped('lock', e);
+    }
     if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address);
   }
 
@@ -103,7 +108,13 @@ export class Lock {
   tryLock(): boolean {
     const core = this.#core;
     if (core.closed) throw closedError();
-    return tookLock(core.glue.try_lock(this.address), 'Lock.tryLock()', this.address);
+    let code: number;
+    try {
+      code = core.raw.try_lock(this.address);
+    } catch (e) {
+      throw core.trapped('try_lock', e);
+    }
+    return tookLock(code, 'Lock.tryLock()', this.address);
   }
 
   /**
@@ -157,7 +168,12 @@ export class Lock {
   unlock(): void {
     const core = this.#core;
     if (core.closed) throw closedError();
-    const code = core.glue.unlock(this.address);
+    let code: number;
+    try {
+      code = core.raw.unlock(this.address);
+    } catch (e) {
+      throw core.trapped('unlock', e);
+    }
     if (code !== Released.Ok) throw releaseError(code, 'Lock.unlock()');
   }
 
