@@ -12,7 +12,7 @@
 import { Core } from './core.js';
 import { closedError, cannotBlockError } from './errors.js';
 import { isSharedArrayBuffer, toBigInt64, toCount, toIndex, toInt32, toTimeout } from './validate.js';
-import { Queue, settle } from './waiters.js';
+import { Queue, settle, settleQuickly, type WaiterRecord } from './waiters.js';
 
 /** What a wait ended with, as `Atomics.wait` says it. */
 export type WaitResult = 'ok' | 'not-equal' | 'timed-out';
@@ -109,7 +109,12 @@ export class RuntimeAtomics {
     if (!isSharedArrayBuffer(typedArray.buffer)) return 0;
     this.#checkBuffer(typedArray, call);
     const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
-    return core.glue.atomics_notify(address, c >= 0xffff_ffff ? 0xffff_ffff : c);
+    // The export itself, not the shared guard (see Core.raw).
+    try {
+      return core.raw.atomics_notify(address, c >= 0xffff_ffff ? 0xffff_ffff : c) >>> 0;
+    } catch (e) {
+      throw core.trapped('atomics_notify', e);
+    }
   }
 
   /**
@@ -132,13 +137,18 @@ export class RuntimeAtomics {
       const current = Atomics.load(typedArray as Int32Array, i) as number | bigint;
       return { async: false, value: current === v ? 'timed-out' : 'not-equal' };
     }
-    const g = core.glue;
     const record = core.pool.take();
     record.key = address;
     record.queuedOn = Queue.Address;
-    const queued = is64
-      ? g.atomics_wait64_async_begin(address, v as bigint, record.address)
-      : g.atomics_wait32_async_begin(address, v as number, record.address);
+    let queued: boolean;
+    try {
+      queued =
+        (is64
+          ? core.raw.atomics_wait64_async_begin(address, v as bigint, record.address)
+          : core.raw.atomics_wait32_async_begin(address, v as number, record.address)) !== 0;
+    } catch (e) {
+      throw core.trapped('atomics_wait_async_begin', e);
+    }
     if (!queued) {
       core.pool.give(record);
       return { async: false, value: 'not-equal' };
@@ -178,14 +188,20 @@ export class RuntimeAtomics {
 }
 
 /** The async half of `waitAsync`: "ok" once notified, "timed-out" at the deadline. */
-async function waitForNotify(core: Core, address: number, record: ReturnType<Core['pool']['take']>, deadline: number): Promise<'ok' | 'timed-out'> {
+function waitForNotify(core: Core, address: number, record: WaiterRecord, deadline: number): Promise<'ok' | 'timed-out'> {
   core.keepAlive.enter();
-  try {
-    if (await settle(core, record, deadline)) return 'ok';
-    // Timed out; a notify may have claimed the record in the meantime (then "ok").
-    return core.glue.atomics_wait_async_cancel(address, record.address) === 0 ? 'ok' : 'timed-out';
-  } finally {
+  const done = <T>(value: T): T => {
     core.keepAlive.leave();
     core.pool.give(record);
-  }
+    return value;
+  };
+  return settleQuickly(core, record, deadline, () => done('ok' as const), async () => {
+    try {
+      if (await settle(core, record, deadline)) return 'ok';
+      // Timed out; a notify may have claimed the record in the meantime (then "ok").
+      return core.glue.atomics_wait_async_cancel(address, record.address) === 0 ? 'ok' : 'timed-out';
+    } finally {
+      done(undefined);
+    }
+  });
 }

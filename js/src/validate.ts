@@ -53,9 +53,23 @@ export function toCount(value: unknown): number {
   return c > 0 ? c : 0;
 }
 
-/** Whether `buffer` is a SharedArrayBuffer (by brand, so it works across realms). */
+/** SharedArrayBuffer.prototype.byteLength's getter: it accepts real SharedArrayBuffers only. */
+const sharedByteLength = typeof SharedArrayBuffer === 'function' ? Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength')?.get : undefined;
+
+/**
+ * Whether `buffer` is a SharedArrayBuffer, by its internal slot (as the spec's
+ * IsSharedArrayBuffer): from any realm, and not fooled by a prototype. The
+ * getter check costs no allocation, where `Object.prototype.toString` built a
+ * string on every notify.
+ */
 export function isSharedArrayBuffer(buffer: unknown): buffer is SharedArrayBuffer {
-  return Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
+  if (sharedByteLength === undefined || typeof buffer !== 'object' || buffer === null) return false;
+  try {
+    sharedByteLength.call(buffer);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -125,9 +125,9 @@ function nextTask(ms: number): Promise<void> {
  * Rejects if the runtime is closed meanwhile.
  */
 export async function settle(core: Core, record: WaiterRecord, deadline: number): Promise<boolean> {
-  const g = core.glue;
   for (;;) {
-    if (g.waiter_poll(record.address) !== -1) return true;
+    if (core.closed) throw closedError();
+    if (claimed(core, record)) return true;
     const remaining = deadline - performance.now();
     if (remaining <= 0) return false;
     if (waitAsync !== undefined) {
@@ -140,6 +140,30 @@ export async function settle(core: Core, record: WaiterRecord, deadline: number)
     }
     if (core.closed) throw closedError();
   }
+}
+
+/** Whether a waker has claimed `record` (its token is there to read). */
+function claimed(core: Core, record: WaiterRecord): boolean {
+  try {
+    return core.raw.waiter_poll(record.address) !== -1; // the export itself (see Core.raw)
+  } catch (e) {
+    throw core.trapped('waiter_poll', e);
+  }
+}
+
+/**
+ * `settle`'s common case in one promise reaction: one `Atomics.waitAsync` on
+ * the record's word, and if the wake that ends it claimed the record, `woken()`
+ * at once. Anything else (a timeout, an engine without waitAsync, a word
+ * already 0, the runtime closed) goes to `otherwise`, which settles the slow
+ * way. Each await through an async function adds microtask hops to a
+ * wake-up; this path adds one reaction to the engine's own promise.
+ */
+export function settleQuickly<T>(core: Core, record: WaiterRecord, deadline: number, woken: () => T, otherwise: () => Promise<T>): Promise<T> {
+  if (waitAsync === undefined) return otherwise();
+  const r = waitAsync(core.heap32(), record.wordIndex, 1, deadline - performance.now());
+  if (!r.async) return otherwise();
+  return r.value.then(() => (!core.closed && claimed(core, record) ? woken() : otherwise()));
 }
 
 /**

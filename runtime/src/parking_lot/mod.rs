@@ -256,7 +256,7 @@ pub fn unpark_count(key: usize, count: usize) -> usize {
         return 0;
     }
     // SAFETY: the callback does nothing.
-    unsafe { unpark_many(key, count, |_| DEFAULT_UNPARK_TOKEN) }.unparked
+    unsafe { unpark_inner(key, count, false, |_| DEFAULT_UNPARK_TOKEN) }.unparked
 }
 
 /// Wakes every waiter queued on `key`. Returns how many.
@@ -274,6 +274,24 @@ pub fn unpark_all(key: usize) -> usize {
 pub unsafe fn unpark_many(
     key: usize,
     max: usize,
+    callback: impl FnOnce(UnparkResult) -> UnparkToken,
+) -> UnparkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { unpark_inner(key, max, true, callback) }
+}
+
+/// [`unpark_many`]; without `fairness` the bucket's fairness timer is neither
+/// read nor rearmed (`time_to_be_fair` stays false): a wakeup that hands
+/// nothing over (a futex notify, `unpark_count`) must not use up the turn of
+/// a lock in the same bucket, nor pay for a clock read (in wasm a call out to
+/// JS) under the bucket lock.
+///
+/// # Safety
+/// As for [`unpark_one`].
+unsafe fn unpark_inner(
+    key: usize,
+    max: usize,
+    fairness: bool,
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
     /// Wakeups that wait until the bucket lock is released; any beyond these
@@ -294,7 +312,7 @@ pub unsafe fn unpark_many(
         result.unparked = woken.len;
         result.did_unpark = woken.len > 0;
         result.may_have_more = bucket.has_waiter_from(rest, key);
-        if result.did_unpark {
+        if result.did_unpark && fairness {
             now = now_ns();
             result.time_to_be_fair = bucket.fairness_due(now);
         }
