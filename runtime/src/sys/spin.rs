@@ -9,8 +9,8 @@
 //!   spin at once (`SPINNERS`), so one CPU is always left to whoever is
 //!   going to wake them, and oversubscription turns spinning off;
 //! - when this thread's wakeups come late: the budget adapts per parker
-//!   ([`SpinBudget`]): a spin that ended in a wakeup raises it to twice what
-//!   that wakeup took, one that ended in sleep cuts it by a quarter, down to a floor
+//!   ([`SpinBudget`]): a spin that ended in a wakeup restores it to the
+//!   ceiling, one that ended in sleep cuts it by a quarter, down to a floor
 //!   from which every [`PROBE_EVERY`]th park spins the whole ceiling again to
 //!   find out whether wakeups have become quick (every 32nd after a probe
 //!   that failed, and so on up to every [`PROBE_EVERY_MAX`]th).
@@ -26,17 +26,22 @@ use core::sync::atomic::{AtomicU32, Ordering};
 /// ([`set_park_spin_limit`] changes it).
 ///
 /// One iteration is a load and the spin hint: natively `pause` (x86-64) or
-/// `yield`/`isb` (ARM64), a few tens of cycles; in wasm the hint is a no-op
-/// and an iteration is a load and a branch. Sized by the measured sweep in
-/// bench/results (ping-pong round trip and CPU per wakeup against the
-/// budget): about 20 µs natively and in wasm.
+/// `isb` (ARM64), tens of cycles; in wasm the hint is a no-op and an
+/// iteration is a load and a branch. The spin must outlast what a sleeping
+/// thread takes to wake (tens of µs across CPUs in a VM), or two threads that
+/// wake each other settle into both sleeping: each spins out before the
+/// other, asleep, can answer. On the 2-CPU AMD EPYC VM we measure on, a
+/// futex wake across CPUs took about 23 µs and 2048 pauses take about 54 µs
+/// (a `pause` is about 26 ns there; on other x86 CPUs from 3 to 40 ns); the
+/// wasm-node benchmark's sweep (two workers bouncing a word) found no gain up
+/// to 8192 iterations in wasm and the full gain from 32768 on.
 #[cfg(not(target_family = "wasm"))]
-pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 12;
+pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 11;
 /// Spin iterations after which a parked thread goes to sleep, by default
 /// ([`set_park_spin_limit`] changes it). In wasm an iteration is a load and a
 /// branch (the spin hint is a no-op): see the native constant for the sweep.
 #[cfg(target_family = "wasm")]
-pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 15;
+pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 16;
 
 /// The ceiling of every spin before sleep; 0 turns spinning off.
 static MAX_SPINS: AtomicU32 = AtomicU32::new(DEFAULT_PARK_SPIN_LIMIT);
@@ -62,8 +67,13 @@ const MIN_SPINS: u32 = 1 << 4;
 const PROBE_EVERY: u32 = 16;
 const PROBE_EVERY_MAX: u32 = 1024;
 
-/// Iterations a parker waits for a spinner's place before it sleeps.
-const SLOT_TRIES: u32 = 64;
+/// Iterations a parker waits for a spinner's place before it sleeps: about a
+/// microsecond, time for a spinner that was just claimed to see it and leave
+/// (in a ping-pong, the other side). An iteration in wasm is shorter.
+#[cfg(not(target_family = "wasm"))]
+const SLOT_TRIES: u32 = 1 << 6;
+#[cfg(target_family = "wasm")]
+const SLOT_TRIES: u32 = 1 << 9;
 
 /// CPUs that can run threads at once; 0 until known. Natively read once from
 /// the OS; in wasm set by the embedder ([`set_cpu_count`]) and 1 until then.
@@ -169,10 +179,11 @@ impl SpinBudget {
             spun += 1;
         };
         let next = if woken {
-            // Toward twice this wakeup's wait, down slowly, up at once.
-            (budget - budget / 8)
-                .max(spun.saturating_mul(2))
-                .clamp(MIN_SPINS.min(ceiling), ceiling)
+            // Spin while it works: a spin that wins costs only the wait it
+            // won, whatever the budget, while a budget cut below what a
+            // sleeping partner needs to wake would lock both sides into
+            // sleeping (each spins out before the other, asleep, can answer).
+            ceiling
         } else {
             // Down by a quarter: one preempted waker is not a trend.
             (budget - budget / 4).max(MIN_SPINS).min(ceiling)
