@@ -8,8 +8,10 @@
 //! an in-bounds index, the coerced value and the timeout in milliseconds.
 //!
 //! - `view`: a typed array element's address, the waiters' key;
+//! - `blocking`: the blocking wait, which a stopping worker interrupts;
 //! - `event_loop`: settling a `waitAsync` promise on its thread's loop.
 
+mod blocking;
 pub mod event_loop;
 mod view;
 
@@ -42,7 +44,9 @@ fn wait_code(r: futex::WaitResult) -> u32 {
 #[napi(js_name = "wait32")]
 pub fn wait32(env: Env, view: Unknown, index: f64, value: i32, timeout_ms: f64) -> Result<u32> {
     match element(&env, &view, index)? {
-        Element::I32(a) => Ok(wait_code(futex::wait32(a, value, timeout(timeout_ms)))),
+        Element::I32(a) => Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
+            futex::wait32_with_waker(a, value, w)
+        }))),
         Element::I64(_) => Err(wrong_kind()),
     }
 }
