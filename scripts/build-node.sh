@@ -15,5 +15,7 @@ esac
 if ! cmp -s "$lib" node/lib/parklot.node; then
   cp "$lib" node/lib/parklot.node.tmp
   mv node/lib/parklot.node.tmp node/lib/parklot.node
+else
+  touch node/lib/parklot.node # up to date with the sources it was built from
 fi
 echo "node addon: node/lib/parklot.node"
