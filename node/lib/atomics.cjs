@@ -24,6 +24,9 @@ function makeAtomics(native, host) {
   const { asIntN, asUintN } = BigInt;
   const { trunc, min, ceil } = Math;
   const RESULTS = ['ok', 'not-equal', 'timed-out'];
+  // Element 0's address per typed array: a SharedArrayBuffer never moves, so
+  // notify needs the addon only to wake (no typed array lookup per call).
+  const addresses = new WeakMap();
 
   function isShared(buffer) {
     try {
@@ -103,6 +106,9 @@ function makeAtomics(native, host) {
   const methods = {
     wait(typedArray, index, value, timeout) {
       const { big, i, v, t } = coerce(typedArray, index, value, timeout, 'wait');
+      // A first look, as a sequentially consistent read: "not-equal" needs
+      // no queue (the addon compares again under the queue's lock).
+      if (load(typedArray, i) !== v) return 'not-equal';
       const code = big
         ? native.wait64(typedArray, i, high(v), low(v), t)
         : native.wait32(typedArray, i, v, t);
@@ -110,7 +116,7 @@ function makeAtomics(native, host) {
     },
 
     notify(typedArray, index, count) {
-      const { shared } = validate(typedArray, 'notify');
+      const { big, shared } = validate(typedArray, 'notify');
       const i = accessIndex(typedArray, index, 'notify');
       let c = Infinity;
       if (count !== undefined) {
@@ -118,15 +124,18 @@ function makeAtomics(native, host) {
         if (c < 0) c = 0;
       }
       if (!shared) return 0;
-      return native.notify(typedArray, i, c);
+      let base = addresses.get(typedArray);
+      if (base === undefined) {
+        base = native.address(typedArray);
+        addresses.set(typedArray, base);
+      }
+      return native.notifyAddress(base + i * (big ? 8 : 4), c);
     },
 
     waitAsync(typedArray, index, value, timeout) {
       const { big, i, v, t } = coerce(typedArray, index, value, timeout, 'waitAsync');
-      if (t === 0) {
-        const equal = load(typedArray, i) === v;
-        return { async: false, value: equal ? 'timed-out' : 'not-equal' };
-      }
+      if (load(typedArray, i) !== v) return { async: false, value: 'not-equal' };
+      if (t === 0) return { async: false, value: 'timed-out' };
       let resolve;
       const promise = new Promise((r) => {
         resolve = r;

@@ -71,16 +71,25 @@ pub fn wait64(
     }
 }
 
-/// Wakes up to `count` waiters (`+∞`: all) on element `index`; returns how many.
-#[napi(js_name = "notify")]
-pub fn notify(env: Env, view: Unknown, index: f64, count: f64) -> Result<f64> {
-    let address = element(&env, &view, index)?.address();
+/// The address of element 0 of `view` (an Int32Array or BigInt64Array of
+/// length 1 or more), for [`notify_address`]: a SharedArrayBuffer's data
+/// never moves, so the JS wrapper keeps it per typed array.
+#[napi(js_name = "address")]
+pub fn address(env: Env, view: Unknown) -> Result<f64> {
+    Ok(element(&env, &view, 0.0)?.address() as f64)
+}
+
+/// `Atomics.notify` by address ([`address`] plus the element's byte offset):
+/// wakes up to `count` waiters (`+∞`: all), returns how many. An address is
+/// only a key, never read, so any number is harmless.
+#[napi(js_name = "notifyAddress")]
+pub fn notify_address(address: f64, count: f64) -> f64 {
     let count = if count >= usize::MAX as f64 {
         NOTIFY_ALL
     } else {
         count as usize
     };
-    Ok(futex::notify_address(address, count) as f64)
+    futex::notify_address(address as usize, count) as f64
 }
 
 /// A pending `waitAsync`, for [`expire`].
