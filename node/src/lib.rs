@@ -20,7 +20,6 @@ use napi::bindgen_prelude::External;
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
 use parklot::futex::{self, NOTIFY_ALL};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use view::{element, Element};
@@ -108,9 +107,7 @@ pub fn wait_async32(
     settle: Unknown,
 ) -> Result<Option<AsyncHandle>> {
     match element(&env, &view, index)? {
-        Element::I32(a) => queue(&env, &settle, a.load(Ordering::SeqCst) == value, |w| {
-            futex::wait32_with_waker(a, value, w)
-        }),
+        Element::I32(a) => queue(&env, &settle, |w| futex::wait32_with_waker(a, value, w)),
         Element::I64(_) => Err(wrong_kind()),
     }
 }
@@ -127,9 +124,7 @@ pub fn wait_async64(
 ) -> Result<Option<AsyncHandle>> {
     let value = join(high, low);
     match element(&env, &view, index)? {
-        Element::I64(a) => queue(&env, &settle, a.load(Ordering::SeqCst) == value, |w| {
-            futex::wait64_with_waker(a, value, w)
-        }),
+        Element::I64(a) => queue(&env, &settle, |w| futex::wait64_with_waker(a, value, w)),
         Element::I32(_) => Err(wrong_kind()),
     }
 }
@@ -141,18 +136,13 @@ pub fn expire(handle: &AsyncHandle) -> bool {
     handle.expire()
 }
 
-/// Queues a wait with a waker that settles on this thread's loop. `equal`
-/// is a first look at the value: a wait that is "not-equal" already needs
-/// no thread-safe function (parklot compares again under the queue lock).
+/// Queues a wait with a waker that settles on this thread's loop. (The JS
+/// wrapper has already answered a "not-equal" it could see.)
 fn queue(
     env: &Env,
     settle: &Unknown,
-    equal: bool,
     wait: impl FnOnce(parklot::parking_lot::Waker) -> Option<parklot::parking_lot::WakerWait>,
 ) -> Result<Option<AsyncHandle>> {
-    if !equal {
-        return Ok(None);
-    }
     let pending = Pending::new(env, settle.raw())?;
     match wait(pending.waker()) {
         Some(w) => {
