@@ -168,7 +168,8 @@ uint64_t parklot_notify(const void *addr, uint64_t count);
 typedef struct parklot_async_wait parklot_async_wait_t;
 
 /** Called once with `data` and a PARKLOT_ASYNC_* outcome, on any thread.
- *  It may call parklot functions (even release its own handle). */
+ *  It may call parklot functions, but not parklot_async_wait_release on the
+ *  handle of the wait it reports (release it after, from the caller). */
 typedef void (*parklot_waker_fn)(void *data, int32_t outcome);
 
 /** If *addr == expected, queues a wait that calls waker(data, outcome) once
