@@ -6,6 +6,7 @@
 // Suites (each writes DIR/<suite>.json and DIR/<suite>.md, same ChartSpec):
 //   native         cargo run --release -p parklot-bench --bin suite -- [--quick] --out DIR
 //   wasm-node      node bench/wasm/run.mjs [--quick] --out DIR
+//   node-addon     node bench/node/run.mjs [--quick] --out DIR (parklot/node against the engine's Atomics)
 //   wasm-chromium  node bench/browser/run.mjs [--quick] --out DIR
 // DIR is bench/results, or bench/results/quick with --quick (a smoke run of
 // about a minute: it checks the suites' correctness checks pass and that
@@ -48,6 +49,11 @@ const SUITES = [
     name: 'wasm-node',
     command: [process.execPath, 'bench/wasm/run.mjs'],
     cannotRun: () => null, // its own checks say what is missing (the wasm build, emcc)
+  },
+  {
+    name: 'node-addon',
+    command: [process.execPath, '--expose-gc', 'bench/node/run.mjs'],
+    cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (the addon is built with it)' : null),
   },
   {
     name: 'wasm-chromium',
@@ -142,7 +148,7 @@ function readme(outcomes, suites, started) {
   p();
   p('- `npm run bench`: every suite, full length (several minutes), into `bench/results/`.');
   p('- `npm run bench -- --quick`: the smoke run (about a minute), into `bench/results/quick/`.');
-  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts and this file.');
+  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts and this file.');
   p();
   p('## Suites');
   p();

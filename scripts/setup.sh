@@ -90,4 +90,11 @@ if [ "$mode" = test ] && { [ ! -e "$HOME/.cache/miri" ] || [ -z "$(ls -A "$HOME/
   cargo "+$NIGHTLY" miri setup >/dev/null 2>&1 || cargo "+$NIGHTLY" miri setup
 fi
 
+# parklot/node's addon (a Rust cdylib through napi-rs: stable Rust, no Node
+# headers). Incremental: a no-op when nothing changed.
+if [ ! -f node/lib/parklot.node ] || [ -n "$(find runtime/src node/src node/Cargo.toml -newer node/lib/parklot.node -print -quit)" ]; then
+  say "building the Node addon (node/lib/parklot.node)"
+  bash scripts/build-node.sh
+fi
+
 say "ready"

@@ -14,6 +14,8 @@
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
 #   8. the npm package: TypeScript build, Vitest suite with real worker_threads
 #      (including npm pack and a fresh install)
+#   8b. test262's Atomics.wait/notify/waitAsync tests, run against parklot/node
+#      (the Node-API addon) and against the engine's own Atomics, side by side
 #   9. the demo pages in Chromium (Playwright): the main command's server,
 #      the lock arena, the wait/notify lab, pages that cannot share memory;
 #      the packed package in a small app under the Vite dev server, a Vite
@@ -100,6 +102,10 @@ step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
 
+step "test262: Atomics.wait/notify/waitAsync, on parklot/node and on the engine's Atomics"
+bash scripts/build-node.sh
+run test262 bash scripts/deadline.sh 1200 "test262" node tests/test262/run.mjs
+
 step "demo pages and the package in bundlers, in Chromium (Playwright); demo in Firefox"
 run browser bash scripts/deadline.sh 1200 "browser tests" npm run --silent test:browser
 
@@ -108,10 +114,11 @@ run bench bash scripts/deadline.sh 1200 "benchmark smoke" bash scripts/bench.sh 
 
 step "summary"
 # cargo and libtest print "test result: ok. N passed; M failed; ..."; the C
-# test, the wasm smoke test, the Vitest suites and the benchmark smoke print
-# "<name>: N passed, M failed".
+# test, the wasm smoke test, the Vitest suites, test262 on parklot and the
+# benchmark smoke print "<name>: N passed, M failed" (test262's engine line,
+# "test262 (engine's Atomics): ...", is a baseline and is not counted).
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke|js|browser|bench): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js|browser|bench|test262): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

@@ -147,6 +147,56 @@ int32_t parklot_wait64(const int64_t *addr, int64_t expected, int64_t timeout_ns
  *  Returns how many were woken. */
 uint64_t parklot_notify(const void *addr, uint64_t count);
 
+/* ---- Atomics.waitAsync: waits that call back ----------------------------- */
+
+/* An engine's Atomics.waitAsync: a wait that queues like a sleeping thread,
+ * is counted by parklot_notify like one, and ends by calling the embedder's
+ * waker exactly once, with no parklot lock held, on the thread that ended
+ * it: the notifier's, or the caller of parklot_async_wait_expire/_cancel.
+ * parklot keeps no timer: the embedder's timer (its event loop's) calls
+ * parklot_async_wait_expire. Expire, cancel and a notify may race from any
+ * threads: exactly one of them ends the wait. */
+
+/** The waker's outcome: woken by parklot_notify ("ok"). */
+#define PARKLOT_ASYNC_WOKEN 0
+/** The waker's outcome: ended by parklot_async_wait_expire ("timed-out"). */
+#define PARKLOT_ASYNC_TIMED_OUT 2
+/** The waker's outcome: ended by parklot_async_wait_cancel. */
+#define PARKLOT_ASYNC_CANCELLED 3
+
+/** A pending (or ended) wait; free with parklot_async_wait_release. */
+typedef struct parklot_async_wait parklot_async_wait_t;
+
+/** Called once with `data` and a PARKLOT_ASYNC_* outcome, on any thread.
+ *  It may call parklot functions, but not parklot_async_wait_release on the
+ *  handle of the wait it reports (release it after, from the caller). */
+typedef void (*parklot_waker_fn)(void *data, int32_t outcome);
+
+/** If *addr == expected, queues a wait that calls waker(data, outcome) once
+ *  when it ends, stores its handle in *wait and returns PARKLOT_WAIT_OK.
+ *  Otherwise returns PARKLOT_WAIT_NOT_EQUAL with *wait = NULL (the waker is
+ *  never called), or PARKLOT_EINVAL (NULL or misaligned `addr`, NULL
+ *  `waker` or `wait`). */
+int32_t parklot_wait32_async(const int32_t *addr, int32_t expected, parklot_waker_fn waker,
+                             void *data, parklot_async_wait_t **wait);
+
+/** As parklot_wait32_async, for a 64-bit word (8-byte aligned). */
+int32_t parklot_wait64_async(const int64_t *addr, int64_t expected, parklot_waker_fn waker,
+                             void *data, parklot_async_wait_t **wait);
+
+/** The embedder's timer fired: ends the wait as PARKLOT_ASYNC_TIMED_OUT.
+ *  Returns 1 if this call ended it (its waker has run on this thread),
+ *  0 if it had already ended, PARKLOT_EINVAL for NULL. */
+int32_t parklot_async_wait_expire(parklot_async_wait_t *wait);
+
+/** Ends the wait as PARKLOT_ASYNC_CANCELLED; returns as
+ *  parklot_async_wait_expire. parklot_notify never counts a cancelled wait. */
+int32_t parklot_async_wait_cancel(parklot_async_wait_t *wait);
+
+/** Frees the handle. Does not end the wait (a notify still ends it and
+ *  calls its waker). NULL is ignored. */
+void parklot_async_wait_release(parklot_async_wait_t *wait);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

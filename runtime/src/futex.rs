@@ -10,7 +10,9 @@
 //!   address share one list, as in the spec.
 
 use crate::clock::{deadline_after, Instant};
-use crate::parking_lot::{self, AsyncWaiter, ParkResult};
+#[cfg(doc)]
+use crate::parking_lot::WaitOutcome;
+use crate::parking_lot::{self, AsyncWaiter, ParkResult, Waker, WakerWait};
 use crate::sync::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 
@@ -163,6 +165,42 @@ pub unsafe fn wait_async_cancel(address: usize, waiter: &AsyncWaiter) -> WaitRes
     match unsafe { parking_lot::cancel_async(address, waiter, |_, _| {}) } {
         ParkResult::Unparked(_) => WaitResult::Ok,
         ParkResult::Invalid | ParkResult::TimedOut => WaitResult::TimedOut,
+    }
+}
+
+/// Asynchronous `wait32` that calls back (the core of an engine's
+/// `Atomics.waitAsync`): if `*atomic == expected` (compared under the queue
+/// lock) queues a wait that calls `waker` once, with no lock held, when a
+/// notify wakes it ([`WaitOutcome::Woken`], `"ok"`) or when the returned
+/// handle is expired (`"timed-out"`) or cancelled. `None`: `"not-equal"`,
+/// and `waker` is dropped uncalled.
+///
+/// ```
+/// use parklot::futex::{notify, wait32_with_waker, NOTIFY_ALL};
+/// use parklot::parking_lot::WaitOutcome;
+/// use std::sync::atomic::AtomicI32;
+///
+/// let word = AtomicI32::new(0);
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let wait = wait32_with_waker(&word, 0, Box::new(move |o| tx.send(o).unwrap())).unwrap();
+/// assert_eq!(notify(&word, NOTIFY_ALL), 1);
+/// assert_eq!(rx.recv().unwrap(), WaitOutcome::Woken(0));
+/// assert!(!wait.expire(), "already woken");
+/// ```
+pub fn wait32_with_waker(atomic: &AtomicI32, expected: i32, waker: Waker) -> Option<WakerWait> {
+    let key = atomic as *const AtomicI32 as usize;
+    // SAFETY: validate is one atomic load: it cannot panic or re-enter.
+    unsafe {
+        parking_lot::park_with_waker(key, || atomic.load(Ordering::SeqCst) == expected, waker)
+    }
+}
+
+/// [`wait32_with_waker`] for a 64-bit word.
+pub fn wait64_with_waker(atomic: &AtomicI64, expected: i64, waker: Waker) -> Option<WakerWait> {
+    let key = atomic as *const AtomicI64 as usize;
+    // SAFETY: as in wait32_with_waker.
+    unsafe {
+        parking_lot::park_with_waker(key, || atomic.load(Ordering::SeqCst) == expected, waker)
     }
 }
 

@@ -53,6 +53,9 @@ mod word_lock;
 
 #[cfg(not(loom))]
 mod ffi;
+// The C ABI of waits that call back (issue 12).
+#[cfg(not(loom))]
+mod ffi_async_wait;
 
 pub use blocking::{set_thread_may_block, thread_may_block};
 pub use clock::Instant;

@@ -133,3 +133,69 @@ fn reaping_a_record_whose_wait_already_timed_out_changes_nothing() {
     assert_eq!(parking_lot::parked_count(key), 0);
     assert_eq!(futex::notify(&word, futex::NOTIFY_ALL), 0);
 }
+
+/// Waits that call back, mixed with blocking waiters in one queue, while
+/// other threads expire and cancel some of them: every wait ends exactly
+/// once, and the notifies' counts add up to the waits they ended.
+#[test]
+fn waker_waits_racing_notify_expire_and_cancel_end_once_and_are_counted_once() {
+    use parklot::futex::wait32_with_waker;
+    use parklot::parking_lot::WaitOutcome;
+    use std::sync::atomic::AtomicUsize;
+
+    let word = Arc::new(AtomicI32::new(0));
+    let key = Arc::as_ptr(&word) as usize;
+    let rounds = 200;
+    for round in 0..rounds {
+        let woken_by_waker = Arc::new(AtomicUsize::new(0));
+        let given_up = Arc::new(AtomicUsize::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let waits: Vec<_> = (0..4)
+            .map(|_| {
+                let (w, c) = (woken_by_waker.clone(), calls.clone());
+                wait32_with_waker(
+                    &word,
+                    0,
+                    Box::new(move |outcome| {
+                        c.fetch_add(1, Ordering::SeqCst);
+                        if matches!(outcome, WaitOutcome::Woken(_)) {
+                            w.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }),
+                )
+                .expect("queued")
+            })
+            .collect();
+        let w2 = word.clone();
+        let blocking = std::thread::spawn(move || wait32(&w2, 0, Some(Duration::from_secs(30))));
+        wait_until_parked(key, 5);
+        let waits = Arc::new(waits);
+        let (ws, g) = (waits.clone(), given_up.clone());
+        let giver = std::thread::spawn(move || {
+            for (i, w) in ws.iter().enumerate() {
+                let ended = if i % 2 == 0 { w.expire() } else { w.cancel() };
+                g.fetch_add(ended as usize, Ordering::SeqCst);
+            }
+        });
+        let mut counted = futex::notify(&*word, 2);
+        giver.join().unwrap();
+        counted += futex::notify(&*word, futex::NOTIFY_ALL);
+        assert_eq!(blocking.join().unwrap(), WaitResult::Ok, "round {round}");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            4,
+            "round {round}: each waker once"
+        );
+        assert_eq!(
+            counted,
+            woken_by_waker.load(Ordering::SeqCst) + 1,
+            "round {round}: notifies count the waits they ended (and the thread)"
+        );
+        assert_eq!(
+            given_up.load(Ordering::SeqCst) + woken_by_waker.load(Ordering::SeqCst),
+            4,
+            "round {round}"
+        );
+        assert_eq!(parking_lot::parked_count(key), 0);
+    }
+}

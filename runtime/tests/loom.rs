@@ -298,3 +298,43 @@ fn reaping_a_lock_waiter_against_a_fair_unlock() {
         assert!(!lock.has_parked(), "PARKED left set with nobody parked");
     });
 }
+
+/// A waker-record wait against a notify and a give-up (expire or cancel) on
+/// two threads: exactly one ends it, the waker runs once with that outcome,
+/// and the notify counts the wait only if it won.
+fn waker_wait_against_notify(expire: bool) {
+    use loom::sync::atomic::AtomicUsize;
+    use parklot::parking_lot::WaitOutcome;
+    model(move || {
+        let word = Arc::new(AtomicI32::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let woken_by_waker = Arc::new(AtomicBool::new(false));
+        let (c, w) = (calls.clone(), woken_by_waker.clone());
+        let wait = futex::wait32_with_waker(
+            &word,
+            0,
+            Box::new(move |outcome| {
+                c.fetch_add(1, Ordering::Relaxed);
+                w.store(matches!(outcome, WaitOutcome::Woken(_)), Ordering::Relaxed);
+            }),
+        )
+        .expect("queued");
+        let w2 = word.clone();
+        let notifier = thread::spawn(move || futex::notify(&*w2, 1));
+        let gave_up = if expire { wait.expire() } else { wait.cancel() };
+        let counted = notifier.join().unwrap();
+        assert_eq!(gave_up as usize + counted, 1, "exactly one ends the wait");
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "the waker runs once");
+        assert_eq!(woken_by_waker.load(Ordering::Relaxed), counted == 1);
+    });
+}
+
+#[test]
+fn waker_wait_wake_against_cancel() {
+    waker_wait_against_notify(false);
+}
+
+#[test]
+fn waker_wait_wake_against_timeout() {
+    waker_wait_against_notify(true);
+}

@@ -13,6 +13,8 @@
 //! - `record`: a waiter's record, and what its wait owes others ([`Abandon`]);
 //! - this file: parking and unparking;
 //! - `async_waiter`: records that wait without a thread ([`AsyncWaiter`]);
+//! - `waker`: records that call the embedder back when their wait ends
+//!   ([`WakerWait`]);
 //! - `reap`: taking the records of a thread that is gone out of the queues.
 //!
 //! **Exactness.** An unpark counts a waiter exactly when it takes the waiter's
@@ -27,6 +29,7 @@ mod async_waiter;
 mod reap;
 mod record;
 mod table;
+mod waker;
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::Instant;
@@ -39,6 +42,7 @@ pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
 pub use reap::{abandon_async, abandon_thread, ThreadRecord};
 pub use record::{Abandon, Owed};
 pub use table::{stats, Stats};
+pub use waker::{park_with_waker, WaitOutcome, Waker, WakerWait};
 
 /// A value an unparker hands to the thread it wakes (for example "you now own
 /// the lock").
@@ -304,8 +308,10 @@ unsafe fn unpark_inner(
     // The clock is read only once a waiter is found: a notify with nobody
     // waiting must stay cheap (in wasm the clock is a call out to JS).
     let mut now = 0;
-    // SAFETY: the bucket lock is held for the whole block; dequeued waiters
-    // stay unclaimed (so their records live) until we claim them below.
+    // SAFETY: the bucket lock is held until `unlock` below; dequeued waiters
+    // stay unclaimed (so their records live) until we claim them, and a
+    // claimed waker record lives on the queue's reference, which is ours
+    // until `call_back` releases it (with no lock held, as it requires).
     unsafe {
         // Dequeued waiters, chained through their (now free) `next` fields.
         let (woken, rest) = bucket.dequeue(key, max);
@@ -322,6 +328,9 @@ unsafe fn unpark_inner(
         let token = callback(result);
 
         let mut deferred: [Option<UnparkHandle>; DEFERRED] = [const { None }; DEFERRED];
+        // Claimed waker records, chained through `next`: their wakers run
+        // once the bucket lock is released.
+        let mut callbacks: *const record::ThreadData = core::ptr::null();
         let mut cur = woken.head;
         let mut n = 0;
         while !cur.is_null() {
@@ -329,6 +338,17 @@ unsafe fn unpark_inner(
             let next = (*cur).next.get();
             (*cur).token.set(token);
             (*cur).token_pending.store(true, Ordering::Relaxed);
+            if !(*cur).waker_record.get().is_null() {
+                // The queue's reference to the record is ours now; a racing
+                // give-up reads only the parker and the token after the claim.
+                (*cur).next.set(callbacks);
+                callbacks = cur;
+                // Nobody sleeps on a waker record's word: finishing the claim
+                // here lets a racing give-up return at once.
+                (*cur).parker.unpark_lock().unpark();
+                cur = next;
+                continue;
+            }
             let handle = (*cur).parker.unpark_lock();
             if n < DEFERRED {
                 deferred[n] = Some(handle);
@@ -341,6 +361,11 @@ unsafe fn unpark_inner(
         bucket.lock.unlock();
         for handle in deferred.into_iter().flatten() {
             handle.unpark();
+        }
+        while !callbacks.is_null() {
+            let next = (*callbacks).next.get();
+            waker::call_back((*callbacks).waker_record.get(), WaitOutcome::Woken(token));
+            callbacks = next;
         }
     }
     result

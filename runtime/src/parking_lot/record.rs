@@ -68,6 +68,11 @@ pub(crate) struct ThreadData {
     /// cleared by the owner when it takes the token. Read by a reaper only
     /// after the owner is known to be gone.
     pub(super) token_pending: AtomicBool,
+    /// Null, or the [`super::WakerWait`] record this one is part of (its
+    /// address from `Arc::into_raw`): an unpark that claims it calls its
+    /// waker once the bucket lock is released. Set before it is first queued,
+    /// never changed after.
+    pub(super) waker_record: LockedCell<*const ()>,
 }
 
 impl ThreadData {
@@ -81,6 +86,7 @@ impl ThreadData {
             token: LockedCell::new(super::DEFAULT_UNPARK_TOKEN),
             owed: LockedCell::new(Owed::NOTHING),
             token_pending: AtomicBool::new(false),
+            waker_record: LockedCell::new(ptr::null()),
         }
     }
 

@@ -651,6 +651,114 @@ static void test_notify_fifo(void)
     check(all_ok, "... and each wait32 returned OK");
 }
 
+/* ---- wait32_async / wait64_async: waits that call back ---------------------- */
+
+struct async_record {
+    int32_t calls;      /* how many times the waker ran */
+    int32_t outcome;    /* the last outcome it was given */
+    int32_t notified;   /* parklot_notify from inside the waker (no lock is held) */
+};
+
+static void record_waker(void *data, int32_t outcome)
+{
+    struct async_record *r = data;
+    /* A waker runs with no parklot lock held: calling back in must not deadlock. */
+    int32_t other = 0;
+    __atomic_store_n(&r->notified, (int32_t)parklot_notify(&other, 1), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->outcome, outcome, __ATOMIC_SEQ_CST);
+    bump32(&r->calls);
+}
+
+static void test_wait_async_outcomes(void)
+{
+    int32_t word = 0;
+    int64_t word64 = (int64_t)1 << 40;
+    struct async_record r = { 0, -1, -1 };
+    parklot_async_wait_t *w = NULL;
+
+    check_eq(parklot_wait32_async(&word, 1, record_waker, &r, &w), PARKLOT_WAIT_NOT_EQUAL, "wait32_async with a wrong value -> NOT_EQUAL");
+    check(w == NULL && load32(&r.calls) == 0, "... with no handle and no call");
+    check_eq(parklot_wait64_async(&word64, 0, record_waker, &r, &w), PARKLOT_WAIT_NOT_EQUAL, "wait64_async compares all 64 bits");
+    check_eq(parklot_wait32_async(NULL, 0, record_waker, &r, &w), PARKLOT_EINVAL, "wait32_async(NULL) -> PARKLOT_EINVAL");
+    check_eq(parklot_wait32_async(&word, 0, NULL, &r, &w), PARKLOT_EINVAL, "wait32_async without a waker -> PARKLOT_EINVAL");
+    check_eq(parklot_async_wait_expire(NULL), PARKLOT_EINVAL, "async_wait_expire(NULL) -> PARKLOT_EINVAL");
+    parklot_async_wait_release(NULL);
+
+    /* Woken: counted by notify, the waker runs once on the notifier's thread. */
+    check_eq(parklot_wait32_async(&word, 0, record_waker, &r, &w), PARKLOT_WAIT_OK, "wait32_async with the right value -> queued");
+    check_eq(load32(&r.calls), 0, "... and the waker has not run");
+    check_eq((long long)parklot_notify(&word, PARKLOT_NOTIFY_ALL), 1, "notify counts the async waiter");
+    check_eq(load32(&r.calls), 1, "... whose waker ran once");
+    check_eq(load32(&r.outcome), PARKLOT_ASYNC_WOKEN, "... with PARKLOT_ASYNC_WOKEN");
+    check_eq(load32(&r.notified), 0, "... and could call parklot_notify (no lock held)");
+    check_eq(parklot_async_wait_expire(w), 0, "expire after the wake -> 0");
+    check_eq(parklot_async_wait_cancel(w), 0, "cancel after the wake -> 0");
+    check_eq(load32(&r.calls), 1, "... and the waker did not run again");
+    parklot_async_wait_release(w);
+
+    /* Expired and cancelled: each runs the waker once, and notify counts neither. */
+    r.calls = 0;
+    check_eq(parklot_wait64_async(&word64, (int64_t)1 << 40, record_waker, &r, &w), PARKLOT_WAIT_OK, "wait64_async -> queued");
+    check_eq(parklot_async_wait_expire(w), 1, "expire ends the wait -> 1");
+    check_eq(load32(&r.outcome), PARKLOT_ASYNC_TIMED_OUT, "... the waker got PARKLOT_ASYNC_TIMED_OUT");
+    check_eq(parklot_async_wait_cancel(w), 0, "cancel after expire -> 0");
+    check_eq((long long)parklot_notify(&word64, PARKLOT_NOTIFY_ALL), 0, "notify does not count an expired wait");
+    parklot_async_wait_release(w);
+
+    check_eq(parklot_wait32_async(&word, 0, record_waker, &r, &w), PARKLOT_WAIT_OK, "wait32_async -> queued");
+    parklot_async_wait_release(w); /* the handle goes; the wait stays */
+    check_eq((long long)parklot_notify(&word, PARKLOT_NOTIFY_ALL), 1, "a released handle's wait is still woken");
+    check_eq(parklot_wait32_async(&word, 0, record_waker, &r, &w), PARKLOT_WAIT_OK, "wait32_async -> queued");
+    check_eq(parklot_async_wait_cancel(w), 1, "cancel ends the wait -> 1");
+    check_eq(load32(&r.outcome), PARKLOT_ASYNC_CANCELLED, "... the waker got PARKLOT_ASYNC_CANCELLED");
+    check_eq((long long)parklot_notify(&word, PARKLOT_NOTIFY_ALL), 0, "notify does not count a cancelled wait");
+    check_eq(load32(&r.calls), 3, "each wait ran its waker once");
+    parklot_async_wait_release(w);
+}
+
+#define RACE_ROUNDS 2000
+
+struct race {
+    int32_t word;
+    int32_t go;
+    uint64_t woken;
+};
+
+static void *race_notifier_thread(void *arg)
+{
+    struct race *rc = arg;
+    poll_until(&rc->go, 1);
+    rc->woken = parklot_notify(&rc->word, 1);
+    return NULL;
+}
+
+/* A notify on one thread against expire or cancel on another: exactly one of
+ * them ends each wait, the waker runs once, and notify counts only its wins. */
+static void test_wait_async_races(void)
+{
+    int exactly_one = 1, called_once = 1;
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        struct race rc = { 0, 0, 0 };
+        struct async_record r = { 0, -1, -1 };
+        parklot_async_wait_t *w = NULL;
+        if (parklot_wait32_async(&rc.word, 0, record_waker, &r, &w) != PARKLOT_WAIT_OK) {
+            exactly_one = 0;
+            break;
+        }
+        pthread_t t = spawn(race_notifier_thread, &rc);
+        __atomic_store_n(&rc.go, 1, __ATOMIC_SEQ_CST);
+        int32_t gave_up = (i & 1) ? parklot_async_wait_expire(w) : parklot_async_wait_cancel(w);
+        pthread_join(t, NULL);
+        exactly_one &= (int64_t)gave_up + (int64_t)rc.woken == 1;
+        called_once &= load32(&r.calls) == 1;
+        int32_t want = rc.woken ? PARKLOT_ASYNC_WOKEN : (i & 1) ? PARKLOT_ASYNC_TIMED_OUT : PARKLOT_ASYNC_CANCELLED;
+        called_once &= load32(&r.outcome) == want;
+        parklot_async_wait_release(w);
+    }
+    check(exactly_one, "notify racing expire/cancel: exactly one ends each wait (2000 rounds)");
+    check(called_once, "... and the waker runs once with that outcome");
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 int main(void)
@@ -675,6 +783,8 @@ int main(void)
     test_misaligned();
     test_notify_no_waiter();
     test_notify_fifo();
+    test_wait_async_outcomes();
+    test_wait_async_races();
 
     printf("c-abi: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

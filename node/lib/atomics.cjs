@@ -1,0 +1,172 @@
+'use strict';
+// The spec's Atomics.wait, Atomics.notify and Atomics.waitAsync (ECMAScript
+// 2024, DoWait and Atomics.notify): argument validation and coercion, in the
+// spec's order, around the addon's waiting and waking. `makeAtomics` is
+// self-contained so that `install(global)` can compile it inside another
+// realm (a vm context): its errors, result objects and promises are then
+// that realm's own, as a built-in's would be.
+
+/**
+ * Makes `{ wait, notify, waitAsync }` over `native` (the addon) and `host`
+ * ({ setTimeout, clearTimeout, now }: the module realm's timers and clock).
+ */
+function makeAtomics(native, host) {
+  'use strict';
+  const TypedArray = Object.getPrototypeOf(Int32Array);
+  const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+  const typedArrayName = getter(TypedArray.prototype, Symbol.toStringTag);
+  const typedArrayLength = getter(TypedArray.prototype, 'length');
+  const typedArrayBuffer = getter(TypedArray.prototype, 'buffer');
+  const sharedByteLength = getter(SharedArrayBuffer.prototype, 'byteLength');
+  const byteLength = getter(ArrayBuffer.prototype, 'byteLength');
+  const { apply } = Reflect;
+  const { load } = Atomics;
+  const { asIntN, asUintN } = BigInt;
+  const { trunc, min, ceil } = Math;
+  const RESULTS = ['ok', 'not-equal', 'timed-out'];
+  // Element 0's address per typed array: a SharedArrayBuffer never moves, so
+  // notify needs the addon only to wake (no typed array lookup per call).
+  const addresses = new WeakMap();
+
+  function isShared(buffer) {
+    try {
+      apply(sharedByteLength, buffer, []);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function isDetached(buffer) {
+    if (apply(byteLength, buffer, []) !== 0) return false;
+    try {
+      new Uint8Array(buffer);
+      return false;
+    } catch {
+      return true;
+    }
+  }
+
+  // ValidateIntegerTypedArray(typedArray, waitable = true).
+  function validate(typedArray, what) {
+    const name =
+      typeof typedArray === 'object' && typedArray !== null
+        ? apply(typedArrayName, typedArray, [])
+        : undefined;
+    if (name === undefined) {
+      throw new TypeError(`Atomics.${what}: the first argument must be an Int32Array or a BigInt64Array`);
+    }
+    const buffer = apply(typedArrayBuffer, typedArray, []);
+    const shared = isShared(buffer);
+    if (!shared && isDetached(buffer)) {
+      throw new TypeError(`Atomics.${what}: the typed array's buffer is detached`);
+    }
+    if (name !== 'Int32Array' && name !== 'BigInt64Array') {
+      throw new TypeError(`Atomics.${what}: a ${name} cannot be waited on; use an Int32Array or a BigInt64Array`);
+    }
+    return { big: name === 'BigInt64Array', shared };
+  }
+
+  // ToIntegerOrInfinity: unary plus is ToNumber (a TypeError for a BigInt or a Symbol).
+  function toIntegerOrInfinity(value) {
+    const number = +value;
+    return number !== number || number === 0 ? 0 : trunc(number);
+  }
+
+  // ValidateAtomicAccess: the length is read before the index is coerced.
+  function accessIndex(typedArray, index, what) {
+    const length = apply(typedArrayLength, typedArray, []);
+    const i = toIntegerOrInfinity(index);
+    if (i < 0 || i > Number.MAX_SAFE_INTEGER) {
+      throw new RangeError(`Atomics.${what}: index ${i} is not a valid index`);
+    }
+    if (i >= length) {
+      throw new RangeError(`Atomics.${what}: index ${i} is out of range (length ${length})`);
+    }
+    return i;
+  }
+
+  // DoWait(mode, typedArray, index, value, timeout) up to the waiter list.
+  function coerce(typedArray, index, value, timeout, what) {
+    const { big, shared } = validate(typedArray, what);
+    if (!shared) {
+      throw new TypeError(`Atomics.${what}: the typed array must view a SharedArrayBuffer`);
+    }
+    const i = accessIndex(typedArray, index, what);
+    const v = big ? asIntN(64, value) : value | 0;
+    const q = +timeout;
+    const t = q !== q ? Infinity : q < 0 ? 0 : q;
+    return { big, i, v, t };
+  }
+
+  // A BigInt's two 32-bit halves, as the addon takes them.
+  const high = (v) => Number(asIntN(32, v >> 32n));
+  const low = (v) => Number(asUintN(32, v));
+
+  const methods = {
+    wait(typedArray, index, value, timeout) {
+      const { big, i, v, t } = coerce(typedArray, index, value, timeout, 'wait');
+      // A first look, as a sequentially consistent read: "not-equal" needs
+      // no queue (the addon compares again under the queue's lock).
+      if (load(typedArray, i) !== v) return 'not-equal';
+      const code = big
+        ? native.wait64(typedArray, i, high(v), low(v), t)
+        : native.wait32(typedArray, i, v, t);
+      return RESULTS[code];
+    },
+
+    notify(typedArray, index, count) {
+      const { big, shared } = validate(typedArray, 'notify');
+      const i = accessIndex(typedArray, index, 'notify');
+      let c = Infinity;
+      if (count !== undefined) {
+        c = toIntegerOrInfinity(count);
+        if (c < 0) c = 0;
+      }
+      if (!shared) return 0;
+      let base = addresses.get(typedArray);
+      if (base === undefined) {
+        base = native.address(typedArray);
+        addresses.set(typedArray, base);
+      }
+      return native.notifyAddress(base + i * (big ? 8 : 4), c);
+    },
+
+    waitAsync(typedArray, index, value, timeout) {
+      const { big, i, v, t } = coerce(typedArray, index, value, timeout, 'waitAsync');
+      if (load(typedArray, i) !== v) return { async: false, value: 'not-equal' };
+      if (t === 0) return { async: false, value: 'timed-out' };
+      let resolve;
+      const promise = new Promise((r) => {
+        resolve = r;
+      });
+      let timer;
+      // Runs on this thread's loop: 0 woken, 1 timed out (2, cancelled, only
+      // when the thread is going away, and then never runs).
+      const settle = (outcome) => {
+        if (timer !== undefined) host.clearTimeout(timer);
+        resolve(outcome === 0 ? 'ok' : 'timed-out');
+      };
+      const handle = big
+        ? native.waitAsync64(typedArray, i, high(v), low(v), settle)
+        : native.waitAsync32(typedArray, i, v, settle);
+      if (handle === null) return { async: false, value: 'not-equal' };
+      if (t !== Infinity) {
+        // The loop's timers may fire up to a millisecond early and take at
+        // most 2^31-1 ms: re-arm until the deadline has really passed.
+        const deadline = host.now() + t;
+        const arm = () => {
+          const left = deadline - host.now();
+          timer = undefined;
+          if (left <= 0) native.expire(handle);
+          else timer = host.setTimeout(arm, min(ceil(left), 0x7fffffff));
+        };
+        arm();
+      }
+      return { async: true, value: promise };
+    },
+  };
+  return { wait: methods.wait, notify: methods.notify, waitAsync: methods.waitAsync };
+}
+
+module.exports = { makeAtomics };

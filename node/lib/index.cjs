@@ -1,0 +1,43 @@
+'use strict';
+// parklot/node: Atomics.wait, Atomics.notify and Atomics.waitAsync on any
+// SharedArrayBuffer, served by parklot's ParkingLot through a Node-API addon
+// (one ParkingLot per process, shared by the main thread and every worker).
+
+const { performance } = require('node:perf_hooks');
+const native = require('./parklot.node');
+const { makeAtomics } = require('./atomics.cjs');
+
+const host = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (timer) => clearTimeout(timer),
+  now: () => performance.now(),
+};
+
+const own = makeAtomics(native, host);
+
+/**
+ * Replaces `Atomics.wait`, `Atomics.notify` and `Atomics.waitAsync` of the
+ * realm whose global object is `global` (default: this one) with parklot's.
+ * For another realm (a `vm` context) the functions are made in that realm.
+ */
+function install(global = globalThis) {
+  const atomics =
+    global === globalThis
+      ? own
+      : new global.Function(`return (${makeAtomics.toString()})`)()(native, host);
+  for (const name of ['wait', 'notify', 'waitAsync']) {
+    Object.defineProperty(global.Atomics, name, {
+      value: atomics[name],
+      writable: true,
+      enumerable: false,
+      configurable: true,
+    });
+  }
+}
+
+module.exports = {
+  wait: own.wait,
+  notify: own.notify,
+  waitAsync: own.waitAsync,
+  install,
+};

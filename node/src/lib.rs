@@ -1,0 +1,161 @@
+//! parklot's Node-API addon: the waiting and waking half of `Atomics.wait`,
+//! `Atomics.notify` and `Atomics.waitAsync` on any `SharedArrayBuffer`,
+//! served by parklot's process-wide ParkingLot (one per process, shared by
+//! the main thread and every worker that loads the addon).
+//!
+//! The spec's argument validation and coercion live in the JS wrapper
+//! (`node/lib/atomics.cjs`), which calls these with a checked typed array,
+//! an in-bounds index, the coerced value and the timeout in milliseconds.
+//!
+//! - `view`: a typed array element's address, the waiters' key;
+//! - `blocking`: the blocking wait, which a stopping worker interrupts;
+//! - `event_loop`: settling a `waitAsync` promise on its thread's loop.
+
+mod blocking;
+pub mod event_loop;
+mod view;
+
+use event_loop::Pending;
+use napi::bindgen_prelude::External;
+use napi::{Env, Error, JsValue, Result, Status, Unknown};
+use napi_derive::napi;
+use parklot::futex::{self, NOTIFY_ALL};
+use std::sync::Arc;
+use std::time::Duration;
+use view::{element, Element};
+
+/// A timeout in milliseconds (`+∞` allowed, already `max(t, 0)`) as parklot's.
+fn timeout(ms: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(ms / 1000.0).ok()
+}
+
+/// The 64-bit value a BigInt64Array wait compares with, passed as two halves
+/// (saves a BigInt conversion on each side).
+fn join(high: i32, low: u32) -> i64 {
+    ((high as i64) << 32) | low as i64
+}
+
+fn wait_code(r: futex::WaitResult) -> u32 {
+    r as u32
+}
+
+/// Blocking wait on element `index` of an Int32Array: 0 ok, 1 not-equal, 2 timed-out.
+#[napi(js_name = "wait32")]
+pub fn wait32(env: Env, view: Unknown, index: f64, value: i32, timeout_ms: f64) -> Result<u32> {
+    match element(&env, &view, index)? {
+        Element::I32(a) => Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
+            futex::wait32_with_waker(a, value, w)
+        }))),
+        Element::I64(_) => Err(wrong_kind()),
+    }
+}
+
+/// Blocking wait on element `index` of a BigInt64Array (value as two halves).
+#[napi(js_name = "wait64")]
+pub fn wait64(
+    env: Env,
+    view: Unknown,
+    index: f64,
+    high: i32,
+    low: u32,
+    timeout_ms: f64,
+) -> Result<u32> {
+    match element(&env, &view, index)? {
+        Element::I64(a) => Ok(wait_code(futex::wait64(
+            a,
+            join(high, low),
+            timeout(timeout_ms),
+        ))),
+        Element::I32(_) => Err(wrong_kind()),
+    }
+}
+
+/// The address of element 0 of `view` (an Int32Array or BigInt64Array of
+/// length 1 or more), for [`notify_address`]: a SharedArrayBuffer's data
+/// never moves, so the JS wrapper keeps it per typed array.
+#[napi(js_name = "address")]
+pub fn address(env: Env, view: Unknown) -> Result<f64> {
+    Ok(element(&env, &view, 0.0)?.address() as f64)
+}
+
+/// `Atomics.notify` by address ([`address`] plus the element's byte offset):
+/// wakes up to `count` waiters (`+∞`: all), returns how many. An address is
+/// only a key, never read, so any number is harmless.
+#[napi(js_name = "notifyAddress")]
+pub fn notify_address(address: f64, count: f64) -> f64 {
+    let count = if count >= usize::MAX as f64 {
+        NOTIFY_ALL
+    } else {
+        count as usize
+    };
+    futex::notify_address(address as usize, count) as f64
+}
+
+/// A pending `waitAsync`, for [`expire`].
+pub type AsyncHandle = External<Arc<Pending>>;
+
+/// Queues an asynchronous wait on element `index` of an Int32Array, or
+/// returns `null` ("not-equal"). `settle(outcome)` runs once on this thread's
+/// loop: 0 woken ("ok"), 1 expired ("timed-out"), 2 cancelled (the thread is
+/// going away).
+#[napi(js_name = "waitAsync32")]
+pub fn wait_async32(
+    env: Env,
+    view: Unknown,
+    index: f64,
+    value: i32,
+    settle: Unknown,
+) -> Result<Option<AsyncHandle>> {
+    match element(&env, &view, index)? {
+        Element::I32(a) => queue(&env, &settle, |w| futex::wait32_with_waker(a, value, w)),
+        Element::I64(_) => Err(wrong_kind()),
+    }
+}
+
+/// [`wait_async32`] on a BigInt64Array (value as two halves).
+#[napi(js_name = "waitAsync64")]
+pub fn wait_async64(
+    env: Env,
+    view: Unknown,
+    index: f64,
+    high: i32,
+    low: u32,
+    settle: Unknown,
+) -> Result<Option<AsyncHandle>> {
+    let value = join(high, low);
+    match element(&env, &view, index)? {
+        Element::I64(a) => queue(&env, &settle, |w| futex::wait64_with_waker(a, value, w)),
+        Element::I32(_) => Err(wrong_kind()),
+    }
+}
+
+/// The JS timer of a pending `waitAsync` fired: ends it as timed out unless
+/// it already ended. Returns whether it did.
+#[napi(js_name = "expire")]
+pub fn expire(handle: &AsyncHandle) -> bool {
+    handle.expire()
+}
+
+/// Queues a wait with a waker that settles on this thread's loop. (The JS
+/// wrapper has already answered a "not-equal" it could see.)
+fn queue(
+    env: &Env,
+    settle: &Unknown,
+    wait: impl FnOnce(parklot::parking_lot::Waker) -> Option<parklot::parking_lot::WakerWait>,
+) -> Result<Option<AsyncHandle>> {
+    let pending = Pending::new(env, settle.raw())?;
+    match wait(pending.waker()) {
+        Some(w) => {
+            pending.set_wait(w);
+            Ok(Some(External::new(pending)))
+        }
+        None => {
+            pending.abandon();
+            Ok(None)
+        }
+    }
+}
+
+fn wrong_kind() -> Error {
+    Error::new(Status::InvalidArg, "wrong typed array kind for this call")
+}
