@@ -184,7 +184,7 @@ impl Condition {
         // byte (no panics, no ParkingLot locking); `before_sleep` unlocks a
         // lock the caller holds, which may unpark but never parks.
         let result = unsafe {
-            parking_lot::park_owing(
+            parking_lot::park_owing_spinning(
                 self.key(),
                 || self.check_and_mark(lock, &mut wrong),
                 || lock.unlock(),

@@ -12,7 +12,7 @@
 use crate::clock::{deadline_after, Instant};
 #[cfg(doc)]
 use crate::parking_lot::WaitOutcome;
-use crate::parking_lot::{self, AsyncWaiter, ParkResult, Waker, WakerWait};
+use crate::parking_lot::{self, AsyncWaiter, Owed, ParkResult, Waker, WakerWait};
 use crate::sync::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 
@@ -205,8 +205,13 @@ pub fn wait64_with_waker(atomic: &AtomicI64, expected: i64, waker: Waker) -> Opt
 }
 
 fn wait_keyed(key: usize, equal: impl FnOnce() -> bool, deadline: Option<Instant>) -> WaitResult {
+    // Spinning first: a notify is what the waiter waits for, and when it
+    // comes within the spin neither side makes a system call.
     // SAFETY: `equal` is one atomic load: it cannot panic or re-enter.
-    match unsafe { parking_lot::park_conditionally(key, equal, || {}, |_, _| {}, deadline) } {
+    let parked = unsafe {
+        parking_lot::park_owing_spinning(key, equal, || {}, |_, _| {}, deadline, Owed::NOTHING)
+    };
+    match parked {
         ParkResult::Unparked(_) => WaitResult::Ok,
         ParkResult::Invalid => WaitResult::NotEqual,
         ParkResult::TimedOut => WaitResult::TimedOut,

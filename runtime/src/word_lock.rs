@@ -218,7 +218,7 @@ impl WordLock {
                 self.state.store(state, Ordering::Release);
             }
             // Stays on the stack until an unlocker has dequeued and woken us.
-            me.parker.park();
+            me.parker.park(false); // it spun before queueing
             spins = 0;
         }
     }

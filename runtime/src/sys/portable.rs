@@ -63,10 +63,11 @@ impl Parker {
         self.state.store(PARKED, Ordering::Relaxed);
     }
 
-    pub(crate) fn park(&self) {
-        // Spin first (spin.rs): a waker that comes meanwhile finds no
-        // SLEEPER and finishes with one compare-and-swap.
-        if self.spin.spin(|| !self.is_unparked()) {
+    /// Sleeps until claimed; with `spin`, watches the record for a while
+    /// first (spin.rs): a waker that comes meanwhile finds no SLEEPER and
+    /// finishes with one compare-and-swap.
+    pub(crate) fn park(&self, spin: bool) {
+        if spin && self.spin.spin(|| !self.is_unparked()) {
             return;
         }
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
@@ -93,8 +94,8 @@ impl Parker {
         state != IDLE
     }
 
-    pub(crate) fn park_until(&self, deadline_ns: u64) -> bool {
-        if self.spin.spin(|| !self.is_unparked()) {
+    pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
+        if spin && self.spin.spin(|| !self.is_unparked()) {
             return true;
         }
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
@@ -224,7 +225,7 @@ mod tests {
         record.prepare_park();
         let owner = {
             let record = record.clone();
-            std::thread::spawn(move || record.park())
+            std::thread::spawn(move || record.park(true))
         };
         while record.state.load(Ordering::Acquire) & SLEEPER == 0 {
             std::thread::yield_now();
@@ -234,10 +235,10 @@ mod tests {
         assert!(record.is_unparked());
         // Timed out, then claimed: SLEEPER stays set and the wake completes.
         record.prepare_park();
-        assert!(!record.park_until(0));
+        assert!(!record.park_until(0, true));
         assert!(record.timed_out());
         record.unpark_lock().unpark();
         assert!(!record.timed_out());
-        record.park();
+        record.park(false);
     }
 }

@@ -55,8 +55,10 @@ impl Parker {
         self.state.store(PARKED, Ordering::Relaxed);
     }
 
-    pub(crate) fn park(&self) {
-        if self.spin_first() {
+    /// Sleeps until claimed; with `spin`, watches the record for a while
+    /// first (`spin.rs`).
+    pub(crate) fn park(&self, spin: bool) {
+        if spin && self.spin_first() {
             return;
         }
         while self.state.load(Ordering::Acquire) != IDLE {
@@ -64,8 +66,8 @@ impl Parker {
         }
     }
 
-    pub(crate) fn park_until(&self, deadline_ns: u64) -> bool {
-        if self.spin_first() {
+    pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
+        if spin && self.spin_first() {
             return true;
         }
         while self.state.load(Ordering::Acquire) != IDLE {
@@ -176,7 +178,7 @@ mod tests {
             parker.prepare_park();
             let owner = {
                 let parker = parker.clone();
-                std::thread::spawn(move || parker.park())
+                std::thread::spawn(move || parker.park(true))
             };
             // Claim it while it spins if we catch it spinning; after 1 ms
             // it may have gone to sleep: then the handle must wake it.
@@ -221,7 +223,7 @@ mod loom_models {
                 let parker = parker.clone();
                 loom::thread::spawn(move || parker.unpark_lock().unpark())
             };
-            parker.park();
+            parker.park(true);
             assert!(parker.is_unparked());
             waker.join().unwrap();
         });
@@ -237,7 +239,7 @@ mod loom_models {
             let handle = parker.unpark_lock();
             let owner = {
                 let parker = parker.clone();
-                loom::thread::spawn(move || parker.park())
+                loom::thread::spawn(move || parker.park(true))
             };
             handle.unpark();
             owner.join().unwrap();
