@@ -218,7 +218,7 @@ function charts(sum, settings, peers) {
       title: `Uncontended lock + unlock on one thread (median, whiskers min–max of ${settings.singleRuns} runs)`,
       kind: 'bar',
       x: { label: 'operation', log: false },
-      y: { label: 'ns per lock + unlock', log: false },
+      y: { label: 'ns per lock + unlock', log: true }, // multithreading's Mutex is ~100x the floor
       series: [{
         name: 'ns per pair',
         points: sum.uncontended.map((v) => ({ x: v.short, y: v.median, min: v.min, max: v.max })),
@@ -297,7 +297,7 @@ function markdown({ date, quick, machine, params: s, skipped }, sum, goalRows) {
   p('- **(wasm)**: the loop runs inside wasm (peer_count_loop); **JS Atomics mutex**: Drepper\'s "Futexes Are Tricky" mutex on an Int32Array, loop and critical section in JS; **via glue**: parklot\'s Lock from a JS loop, one call into wasm per lock and per unlock; **V8 Atomics.Mutex**: `node --harmony-struct`, in its own process, critical section in JS; **multithreading Mutex (npm)**: the `multithreading` package\'s Mutex, `blockingLock()` and the guard\'s `dispose()` per acquisition, in its own process (on Node 20 the package needs a `navigator` global, and it installs globals that parklot\'s package must not see), critical section in JS; **Emscripten pthread_mutex_t**: a C program built with emcc, in its own process, critical section in C.');
   p('- **acq/s**: acquisitions per second, all workers together (total / (last worker end − first worker start)). **vs parklot**: over parklot::Lock (wasm) at the same worker count; >1 is faster.');
   p('- **worker min/max**: the slowest and fastest worker\'s acquisitions per second (median over rounds); **fair**: slowest / fastest (1 fair, 0 starved), **worst**: its lowest round.');
-  p(`- **CPUs ours / others**: CPU-seconds per wall second during a round: the benchmark process's (the V8 child's for Atomics.Mutex; '-' for Emscripten, which runs whole in a child), and all other processes' (Linux /proc/stat). With ${machine.cores} CPUs, more workers than CPUs oversubscribe the machine.`);
+  p(`- **CPUs ours / others**: CPU-seconds per wall second during a round: the benchmark process's (the child's for Atomics.Mutex and for multithreading's Mutex; '-' for Emscripten, which runs whole in a child), and all other processes' (Linux /proc/stat). With ${machine.cores} CPUs, more workers than CPUs oversubscribe the machine.`);
   p('- Compare ratios within one run: the machine is shared and noisy, absolute numbers move between runs.');
   return `${out.join('\n')}\n`;
 }
