@@ -10,6 +10,11 @@
 // the process used per round trip: a spin that wins latency by burning a
 // core shows there. A sweep of parklot's spin-before-sleep limit, one pair,
 // in wasm, shows what the default was chosen from.
+//
+// The same handoff the way a user writes it with a lock and a condition
+// variable (worker.mjs's conditionPingPong): parklot's Lock + Condition
+// through the npm package, against the multithreading package's Mutex +
+// Condvar (in its own process, multithreading-child.mjs).
 import { fail, gatedRound } from './pool.mjs';
 import { quantile } from './table.mjs';
 
@@ -19,6 +24,8 @@ const VARIANTS = [
   { id: 'wasm-spin', where: 'wasm', who: 'spin (floor)', name: 'spinning on the word, in wasm (floor)', how: 'wasm', side: 2 },
   { id: 'js-parklot', where: 'js', who: 'parklot', name: 'glue atomics_wait32/atomics_notify, from JS', how: 'js-parklot' },
   { id: 'js-engine', where: 'js', who: 'engine', name: 'Atomics.wait/Atomics.notify, from JS', how: 'js-atomics' },
+  { id: 'condition-parklot', where: 'condition', who: 'parklot', name: 'parklot Lock + Condition via the npm package, from JS', how: 'package-condition' },
+  { id: 'condition-multithreading', where: 'condition', who: 'multithreading', name: 'multithreading Mutex + Condvar (npm, own process), from JS', how: 'mt-condvar', remote: true },
 ];
 
 /** Pairs of workers bouncing their own words at once. */
@@ -45,7 +52,7 @@ export function latencyStats(samples) {
  * {"variant@pairs": latencyStats over every round's samples + cpuUsPerTrip
  * (median of the rounds')}, sweep: [{spins, ...latencyStats, cpuUsPerTrip}]}.
  */
-export async function pingPong({ settings: s, glue, memory, pool, shared }) {
+export async function pingPong({ settings: s, glue, memory, pool, shared, packageRt, multithreading: mt }) {
   const pairsList = PAIRS.filter((p) => 2 * p <= pool.length);
   if (pairsList.length === 0) fail('ping-pong needs two workers');
   const maxPairs = Math.max(...pairsList);
@@ -54,12 +61,17 @@ export async function pingPong({ settings: s, glue, memory, pool, shared }) {
   const samplesAddr = glue.alloc(8 * maxTrips * maxPairs, 8);
   const wordAddr = (pair) => wordsAddr + 64 * pair;
   const word = (pair) => new Int32Array(memory.buffer, wordAddr(pair), 1);
+  // Each pair's Lock and Condition in the npm package's runtime.
+  const packagePairs = Array.from({ length: maxPairs }, () => ({ lock: packageRt.lock(), condition: packageRt.condition() }));
 
+  /** One round: {samples, cpuUsPerTrip}, or null when the variant's peer was skipped. */
   async function round(v, pairs, trips) {
+    if (v.remote) return remoteRound(v, pairs, trips);
     for (let p = 0; p < pairs; p++) Atomics.store(word(p), 0, 0);
     const task = (i) => ({
       task: 'ping-pong', how: v.how, side: v.side, wordAddr: wordAddr(i >> 1),
       samplesAddr: samplesAddr + 8 * maxTrips * (i >> 1), pinger: i % 2 === 0, roundTrips: trips,
+      lockAddr: packagePairs[i >> 1].lock.address, conditionAddr: packagePairs[i >> 1].condition.address,
     });
     const what = `ping-pong, ${v.name}, ${2 * pairs} workers`;
     const { done, cpus } = await gatedRound(pool, 2 * pairs, task, shared, s.roundTimeoutMs, what).catch((e) => fail(e.message));
@@ -71,13 +83,28 @@ export async function pingPong({ settings: s, glue, memory, pool, shared }) {
     return { samples, cpuUsPerTrip: (cpus.selfS * 1e6) / (trips * pairs) };
   }
 
-  for (const pairs of pairsList) for (const v of VARIANTS) await round(v, pairs, s.pingPongWarmupTrips);
+  /** A round in multithreading's process, checked as above; its CPU is that process's. */
+  async function remoteRound(v, pairs, trips) {
+    const what = `ping-pong, ${v.name}, ${2 * pairs} workers`;
+    const m = await mt.ask({ type: 'ping-pong', pairs, trips, timeoutMs: s.roundTimeoutMs }, s.roundTimeoutMs + 5_000, what);
+    if (!m) return null;
+    if (m.samples.length !== trips * pairs || m.words.some((w) => w !== 0) || m.flags.some((w) => w !== 0)) {
+      fail(`${what}: ${m.samples.length} of ${trips * pairs} round trips timed, flags left at ${m.flags}`);
+    }
+    return { samples: m.samples, cpuUsPerTrip: (m.cpus.selfS * 1e6) / (trips * pairs) };
+  }
+
+  const variants = VARIANTS.filter((v) => !v.remote || mt.available);
+
+  for (const pairs of pairsList) for (const v of variants) await round(v, pairs, s.pingPongWarmupTrips);
   const rounds = [];
   const all = {};
   for (let r = 0; r < s.rounds; r++) {
     for (const pairs of pairsList) {
-      for (const v of VARIANTS) {
-        const { samples, cpuUsPerTrip } = await round(v, pairs, s.pingPongTrips);
+      for (const v of variants) {
+        const res = await round(v, pairs, s.pingPongTrips);
+        if (!res) continue;
+        const { samples, cpuUsPerTrip } = res;
         (all[`${v.id}@${pairs}`] ??= []).push({ samples, cpuUsPerTrip });
         rounds.push({ round: r, variant: v.id, pairs, cpuUsPerTrip, ...latencyStats(samples) });
       }
@@ -110,7 +137,8 @@ export async function pingPong({ settings: s, glue, memory, pool, shared }) {
     }
   }
   return {
-    variants: VARIANTS.map(({ id, where, who, name }) => ({ id, where, who, name })),
+    // Only those measured: a peer skipped mid-run has no pooled entry.
+    variants: variants.filter((v) => pairsList.every((p) => all[`${v.id}@${p}`])).map(({ id, where, who, name }) => ({ id, where, who, name })),
     pairs: pairsList,
     defaultSpinLimit,
     rounds,

@@ -1,7 +1,10 @@
 // The benchmark's worker pool and rounds, shared by run.mjs and the V8
 // Atomics.Mutex child (v8-mutex.mjs): workers wait at one start gate, run a
 // task for a while, and report what they counted.
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread } from 'node:worker_threads';
 
 /**
@@ -19,8 +22,9 @@ export const CELLS = {
   SOLO_MUTEX: 320, // i32: the uncontended pure-JS mutex
   FLOOR: 384, // i32: the floor's compare-and-swap target
   PACKAGE_DATA: 448, // what parklot's Lock guards when driven through the npm package
+  MT_DATA: 512, // what multithreading's Mutex guards (in its own process)
 };
-export const SHARED_BYTES = 512;
+export const SHARED_BYTES = 576;
 
 export const log = (msg) => process.stderr.write(`${msg}\n`);
 
@@ -38,6 +42,84 @@ if (isMainThread) {
     for (const c of children) c.kill('SIGKILL');
   });
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) process.once(signal, () => process.exit(code));
+}
+
+/**
+ * A peer that runs in a node process of its own (`url`, forked with
+ * `execArgv` and `args`), driven over IPC one request at a time so that its
+ * rounds interleave with the other peers'. The child answers its start with
+ * {type: 'ready'} or {type: 'unavailable', reason}, then each request with
+ * one message. Resolves to {request(cmd, timeoutMs, what), kill(), stop()}, or {skipped}
+ * when it could not start; `request` rejects if the child dies or is late.
+ */
+export async function startChildPeer(url, { name, execArgv = [], args = [], startMs = 30_000 }) {
+  const child = ownChild(fork(fileURLToPath(url), args.map(String), {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  }));
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  let pending = null;
+  let exited = false;
+  child.on('message', (m) => pending?.resolve(m));
+  const said = () => (stderr.trim() ? `: ${stderr.trim()}` : '');
+  child.on('exit', (code, signal) => {
+    exited = true;
+    pending?.reject(new Error(`the ${name} process exited with ${code ?? signal}${said()}`));
+  });
+  const next = (timeoutMs, what) => withTimeout(new Promise((resolve, reject) => { pending = { resolve, reject }; }), timeoutMs, what);
+
+  let first;
+  try {
+    first = await next(startMs, `${name} process start (pid ${child.pid})`);
+  } catch (e) {
+    // Still alive, its IPC channel would keep this process from ever exiting.
+    log(`killing the ${name} process (pid ${child.pid}): ${e.message}`);
+    child.kill('SIGKILL');
+    return { skipped: `its process did not start: ${e.message}` };
+  }
+  if (first.type === 'unavailable') return { skipped: first.reason };
+  return {
+    request(cmd, timeoutMs, what) {
+      if (exited) return Promise.reject(new Error(`the ${name} process is gone${said()}`));
+      child.send(cmd);
+      return next(timeoutMs, what);
+    },
+    /** Ends the child at once (a peer given up on): its workers may be stuck. */
+    kill() {
+      child.kill('SIGKILL');
+    },
+    async stop() {
+      if (exited || child.killed) return;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ type: 'exit' });
+      await gone;
+    },
+  };
+}
+
+/**
+ * In a child peer's process: a function that sends a message to the parent
+ * and resolves once it is sent. The parent kills its children when it ends
+ * (ownChild); a parent that could not (SIGKILL) takes this process with it.
+ */
+export function parentChannel() {
+  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+  return (m) => new Promise((resolve) => process.send(m, resolve));
+}
+
+/**
+ * The `multithreading` package's Mutex and Condvar classes. Importing it
+ * reads `navigator.hardwareConcurrency`, a global Node has only from 21;
+ * older Node gets one that says what os says. Only its own process and
+ * workers (multithreading-child.mjs) call this: the package also installs
+ * globals (self, Worker, WorkerGlobalScope, postMessage) that parklot's
+ * package must not find in run.mjs's workers.
+ */
+export async function loadMultithreading() {
+  globalThis.navigator ??= { hardwareConcurrency: os.availableParallelism() };
+  const { Mutex, Condvar } = await import('multithreading');
+  return { Mutex, Condvar };
 }
 
 /** Ends the run: a failed check or a stuck round must never look like a result. */

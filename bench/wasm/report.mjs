@@ -7,7 +7,7 @@ const BASELINE = 'parklot-lock'; // parklot::Lock, its loop inside wasm
 
 // The peers of the main throughput chart; the rest (WordLock and the toys,
 // with parklot::Lock for reference) get their own, as in seed 000.
-const HEADLINE = ['parklot-lock', 'std-mutex', 'js-mutex', 'parklot-package', 'parklot-glue', 'v8-mutex', 'emscripten-pthread'];
+const HEADLINE = ['parklot-lock', 'std-mutex', 'js-mutex', 'parklot-package', 'parklot-glue', 'v8-mutex', 'multithreading-mutex', 'emscripten-pthread'];
 
 const fixed = (x, d = 2) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 const ratio = (x) => `${fixed(x)}x`;
@@ -93,11 +93,27 @@ export function goals(sum, settings) {
   const wakeOverJs = pp('js-engine', most) / pp('js-parklot', most);
   const ppRounds = (id) => ppOf(id, most).roundMedians;
   const cpu = (id, pairs = 1) => fixed(ppOf(id, pairs)?.cpuUsPerTrip, 1);
+  const us = (id, pairs) => fixed(pp(id, pairs) / 1e3);
+  const pairCounts = [...new Set(sum.pingPong.map((v) => v.pairs))];
+  // The condition handoff against multithreading's Condvar, the engine's bare wait/notify beside it.
+  const conditionGoal = () => {
+    const rows = pairCounts.filter((n) => ppOf('condition-multithreading', n) && ppOf('condition-parklot', n));
+    if (!rows.length) return { goal: "wake ping-pong under a lock + condition: parklot's Condition (npm package) no slower than `multithreading`'s Condvar", measured: 'not run', met: null };
+    const r = (n) => pp('condition-multithreading', n) / pp('condition-parklot', n);
+    return {
+      goal: "wake ping-pong under a lock + condition: parklot's Condition (npm package) no slower than `multithreading`'s Condvar",
+      measured: rows.map((n) => `${2 * n}w multithreading/parklot ${fixed(r(n))}x (µs median: parklot ${us('condition-parklot', n)}, multithreading ${us('condition-multithreading', n)}, engine's bare Atomics.wait/notify ${us('js-engine', n)}; CPU µs per round trip ${cpu('condition-parklot', n)}, ${cpu('condition-multithreading', n)}, ${cpu('js-engine', n)})`).join('; '),
+      met: rows.every((n) => r(n) >= 1) ? true : rows.every((n) => ppOf('condition-parklot', n).roundMedians.min <= ppOf('condition-multithreading', n).roundMedians.max) ? 'within noise' : false,
+    };
+  };
   return [
     lockGoal('std-mutex', 'Rust std::sync::Mutex in the same module', 1),
     lockGoal('js-mutex', 'the pure-JS Atomics mutex', 1.5),
     lockGoal('v8-mutex', 'V8 Atomics.Mutex', 2),
     lockGoal('emscripten-pthread', "Emscripten's pthread_mutex_t", 1),
+    lockGoal('multithreading-mutex', "`multithreading`'s Mutex (npm)", 5),
+    // The issue sets 5x for the Lock in wasm only; from a JS loop, the bar of the pure-JS mutex row below.
+    lockGoal('multithreading-mutex', "`multithreading`'s Mutex (npm), both called from a JS loop", 1.2, 'parklot-package', 'parklot Lock via the npm package'),
     lockGoal('js-mutex', 'the pure-JS Atomics mutex, both called from a JS loop', 1.2, 'parklot-package', 'parklot Lock via the npm package'),
     {
       goal: 'parklot Lock via the npm package: fairness ≥ the pure-JS Atomics mutex',
@@ -120,10 +136,14 @@ export function goals(sum, settings) {
       // noise: parklot's best round is no slower than the engine's worst
       met: wakeOver >= 1 && wakeOverJs >= 1 ? true : ppRounds('wasm-parklot').min <= ppRounds('wasm-engine').max ? 'within noise' : false,
     },
+    conditionGoal(),
   ];
 }
 
 // --------------------------------------------------------------- charts
+
+/** Where a ping-pong's loop runs, on the chart's x axis. */
+const WHERE = { wasm: 'inside wasm', js: 'from JS', condition: 'lock + condition, from JS' };
 
 /** The name on a chart: without the crate path and the "(wasm)" tag. */
 const label = (name) => name.replace(/^parklot::/, 'parklot ').replace(/^std::sync::/, 'std ').replace(' (wasm)', '');
@@ -186,19 +206,19 @@ function charts(sum, settings, peers) {
       kind: 'bar',
       x: { label: 'where the loop runs, workers', log: false },
       y: { label: 'µs per round trip', log: true },
-      series: ['parklot', 'engine', 'spin (floor)'].map((who) => ({
-        name: who,
+      series: ['parklot', 'engine', 'multithreading', 'spin (floor)'].map((who) => ({
+        name: who === 'multithreading' ? 'multithreading (npm)' : who,
         points: sum.pingPong.filter((v) => v.who === who).map((v) => ({
-          x: `${v.where === 'wasm' ? 'inside wasm' : 'from JS'}, ${v.workers}`, y: us(v.median), min: us(v.p10), max: us(v.p90),
+          x: `${WHERE[v.where]}, ${v.workers}`, y: us(v.median), min: us(v.p10), max: us(v.p90),
         })),
-      })),
+      })).filter((series) => series.points.length),
     },
     {
       id: 'uncontended',
       title: `Uncontended lock + unlock on one thread (median, whiskers min–max of ${settings.singleRuns} runs)`,
       kind: 'bar',
       x: { label: 'operation', log: false },
-      y: { label: 'ns per lock + unlock', log: false },
+      y: { label: 'ns per lock + unlock', log: true }, // multithreading's Mutex is ~100x the floor
       series: [{
         name: 'ns per pair',
         points: sum.uncontended.map((v) => ({ x: v.short, y: v.median, min: v.min, max: v.max })),
@@ -258,7 +278,7 @@ function markdown({ date, quick, machine, params: s, skipped }, sum, goalRows) {
   p();
   p('## 4. Wake ping-pong');
   p();
-  p(`Two workers bounce a word of wasm memory, each sleeping until the other changes it: one round trip is two wakeups. With 2 workers each has a core; with 8 (four pairs at once) the machine is oversubscribed. ${s.rounds} rounds of ${si(s.pingPongTrips)} round trips per pair, interleaved; quantiles over all of them, and the spread of the rounds' medians. CPU: what the process used per round trip (median of the rounds), so that a spin that buys latency with a core shows.`);
+  p(`Two workers bounce a word of wasm memory, each sleeping until the other changes it: one round trip is two wakeups. With 2 workers each has a core; with 8 (four pairs at once) the machine is oversubscribed. ${s.rounds} rounds of ${si(s.pingPongTrips)} round trips per pair, interleaved; quantiles over all of them, and the spread of the rounds' medians. CPU: what the process used per round trip (median of the rounds), so that a spin that buys latency with a core shows (for multithreading, its own process's). The "lock + condition" rows do the handoff as a user writes it: under a lock, each side waits on one condition variable until the flag flips; parklot's Lock + Condition through the npm package against the \`multithreading\` package's Mutex + Condvar (blockingLock, blockingWait, notifyOne).`);
   p();
   p(markdownTable([{ title: 'workers' }, { title: 'wait / wake', left: true }, { title: 'µs median' }, { title: 'p10' }, { title: 'p90' }, { title: 'round medians' }, { title: 'CPU µs / trip' }],
     sum.pingPong.map((v) => [v.workers, v.name, fixed(v.median / 1e3), fixed(v.p10 / 1e3), fixed(v.p90 / 1e3), `${fixed(v.roundMedians.min / 1e3)}–${fixed(v.roundMedians.max / 1e3)}`, fixed(v.cpuUsPerTrip, 1)])));
@@ -274,10 +294,10 @@ function markdown({ date, quick, machine, params: s, skipped }, sum, goalRows) {
   }
   p('### Legend');
   p();
-  p('- **(wasm)**: the loop runs inside wasm (peer_count_loop); **JS Atomics mutex**: Drepper\'s "Futexes Are Tricky" mutex on an Int32Array, loop and critical section in JS; **via glue**: parklot\'s Lock from a JS loop, one call into wasm per lock and per unlock; **V8 Atomics.Mutex**: `node --harmony-struct`, in its own process, critical section in JS; **Emscripten pthread_mutex_t**: a C program built with emcc, in its own process, critical section in C.');
+  p('- **(wasm)**: the loop runs inside wasm (peer_count_loop); **JS Atomics mutex**: Drepper\'s "Futexes Are Tricky" mutex on an Int32Array, loop and critical section in JS; **via glue**: parklot\'s Lock from a JS loop, one call into wasm per lock and per unlock; **V8 Atomics.Mutex**: `node --harmony-struct`, in its own process, critical section in JS; **multithreading Mutex (npm)**: the `multithreading` package\'s Mutex, `blockingLock()` and the guard\'s `dispose()` per acquisition, in its own process (on Node 20 the package needs a `navigator` global, and it installs globals that parklot\'s package must not see), critical section in JS; **Emscripten pthread_mutex_t**: a C program built with emcc, in its own process, critical section in C.');
   p('- **acq/s**: acquisitions per second, all workers together (total / (last worker end − first worker start)). **vs parklot**: over parklot::Lock (wasm) at the same worker count; >1 is faster.');
   p('- **worker min/max**: the slowest and fastest worker\'s acquisitions per second (median over rounds); **fair**: slowest / fastest (1 fair, 0 starved), **worst**: its lowest round.');
-  p(`- **CPUs ours / others**: CPU-seconds per wall second during a round: the benchmark process's (the V8 child's for Atomics.Mutex; '-' for Emscripten, which runs whole in a child), and all other processes' (Linux /proc/stat). With ${machine.cores} CPUs, more workers than CPUs oversubscribe the machine.`);
+  p(`- **CPUs ours / others**: CPU-seconds per wall second during a round: the benchmark process's (the child's for Atomics.Mutex and for multithreading's Mutex; '-' for Emscripten, which runs whole in a child), and all other processes' (Linux /proc/stat). With ${machine.cores} CPUs, more workers than CPUs oversubscribe the machine.`);
   p('- Compare ratios within one run: the machine is shared and noisy, absolute numbers move between runs.');
   return `${out.join('\n')}\n`;
 }

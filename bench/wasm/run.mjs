@@ -10,13 +10,15 @@
 // Writes DIR/wasm-node.json (machine, parameters, every round, the
 // ChartSpecs bench/chart.mjs renders) and DIR/wasm-node.md (the tables),
 // DIR defaulting to bench/results; prints the markdown to stdout and the
-// progress to stderr. --quick is a smoke run (about 12 s): it checks every
+// progress to stderr. --quick is a smoke run (about 20 s): it checks every
 // counter and writes every file, but its numbers are not measurements.
 //
 // 1. throughput.mjs: lock throughput with 1, 2, 4, 8 workers (every peer)
 // 2. single.mjs: uncontended lock + unlock, and the floor
 // 3. single.mjs: notify without a waiter, wait that returns "not-equal"
 // 4. ping-pong.mjs: wake latency between two sleeping workers
+// The multithreading package's Mutex and Condvar (multithreading.mjs) take
+// part in 1, 2 and 4 from a process of their own.
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,7 +26,8 @@ import os from 'node:os';
 import { SHARED_BYTES, fail, log, startPool } from './pool.mjs';
 import { lockThroughput } from './throughput.mjs';
 import { uncontended, waitNotify } from './single.mjs';
-import { pingPong } from './ping-pong.mjs';
+import { PAIRS, pingPong } from './ping-pong.mjs';
+import { startMultithreading } from './multithreading.mjs';
 import { emccVersion } from './emscripten.mjs';
 import { report } from './report.mjs';
 
@@ -100,6 +103,9 @@ const { Runtime } = await import(PACKAGE_URL.href).catch(() => fail(`no ${fileUR
 const packageRt = await Runtime.create();
 const packageLock = packageRt.lock();
 ctx.packageLock = packageLock;
+ctx.packageRt = packageRt;
+const skipped = [];
+ctx.multithreading = await startMultithreading(maxWorkers, Math.max(...PAIRS), skipped);
 ctx.pool = await startPool(maxWorkers, {
   module, memory, shared, glueUrl: GLUE_URL.href,
   packageUrl: PACKAGE_URL.href, packageHandle: packageRt.handle(), packageLockAddress: packageLock.address,
@@ -111,10 +117,11 @@ const pingPongResult = await pingPong(ctx);
 // parked, so the ParkingLot's table exists, as in a program that has run a
 // while (before any park, a notify finds no table and returns sooner).
 log(`uncontended: ${SETTINGS.singleRuns} x ${SETTINGS.uncontendedPairs} lock+unlock pairs per variant`);
-const uncontendedResult = uncontended(ctx);
+const uncontendedResult = await uncontended(ctx);
 log(`wait/notify without waiters: ${SETTINGS.singleRuns} x ${SETTINGS.waitNotifyCalls} calls per variant`);
 const waitNotifyResult = waitNotify(ctx);
 await Promise.all(ctx.pool.map((w) => w.stop()));
+await ctx.multithreading.stop();
 packageRt.close();
 
 // -------------------------------------------------------------- output
@@ -126,7 +133,7 @@ const results = {
   elapsedSeconds: (Date.now() - started.getTime()) / 1e3,
   machine,
   params: SETTINGS,
-  skipped: throughputResult.skipped,
+  skipped: [...throughputResult.skipped, ...skipped],
   experiments: {
     throughput: throughputResult,
     uncontended: uncontendedResult,

@@ -1,4 +1,4 @@
-// Experiments on one thread (run.mjs's own, before the workers start):
+// Experiments on one thread (run.mjs's own, while the workers sleep):
 // 2. uncontended lock + unlock, next to the floor of one compare-and-swap
 //    plus one store, in JS and inside wasm;
 // 3. wait/notify without a waiter: notify with nobody waiting, and a wait
@@ -35,6 +35,28 @@ function wasmFloor() {
     ...section(10, [0x01, body.length, ...body]),
   ]);
   return new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.floor;
+}
+
+/**
+ * The floor from JS, on the i32 view `i32` of a SharedArrayBuffer: a
+ * compare-and-swap and a store at CELLS.FLOOR, n times.
+ */
+export function jsFloor(i32, id, short, name) {
+  return {
+    id,
+    short,
+    floor: id,
+    name: `${name}: Atomics.compareExchange(0→1) + Atomics.store(0)`,
+    run(n) {
+      const i = CELLS.FLOOR / 4;
+      let won = 0;
+      for (let k = 0; k < n; k++) {
+        if (Atomics.compareExchange(i32, i, 0, 1) === 0) won++;
+        Atomics.store(i32, i, 0);
+      }
+      return won === n;
+    },
+  };
 }
 
 // One function per variant keeps each loop monomorphic. Each returns
@@ -85,21 +107,7 @@ function uncontendedVariants({ glue, memory, shared }) {
         return Atomics.load(i32, i) === 0;
       },
     },
-    {
-      id: 'floor-js',
-      short: 'floor, JS',
-      floor: 'floor-js',
-      name: 'floor (JS): Atomics.compareExchange(0→1) + Atomics.store(0)',
-      run(n) {
-        const i = CELLS.FLOOR / 4;
-        let won = 0;
-        for (let k = 0; k < n; k++) {
-          if (Atomics.compareExchange(i32, i, 0, 1) === 0) won++;
-          Atomics.store(i32, i, 0);
-        }
-        return won === n;
-      },
-    },
+    jsFloor(i32, 'floor-js', 'floor, JS', 'floor (JS)'),
     { id: 'floor-wasm', short: 'floor, wasm', floor: 'floor-wasm', name: 'floor (wasm): i32.atomic.rmw.cmpxchg + i32.atomic.store', run: (n) => floorInWasm(0, n) === n },
   ];
 }
@@ -153,27 +161,43 @@ function waitNotifyVariants({ glue, memory }) {
   ];
 }
 
-/** Interleaved runs of each variant: one warm-up each, then `runs` timed. Raw {variant, run, calls, nsPer}. */
-function timeInterleaved(variants, n, runs) {
-  for (const v of variants) if (!v.run(Math.ceil(n / 4))) fail(`${v.name}: wrong result in warm-up`);
+/**
+ * Interleaved runs of each variant: one warm-up each, then `runs` timed, of
+ * `n` calls (or the variant's own `calls`). Raw {variant, run, calls, nsPer}.
+ */
+export function timeInterleaved(variants, n, runs) {
+  for (const v of variants) if (!v.run(Math.ceil((v.calls ?? n) / 4))) fail(`${v.name}: wrong result in warm-up`);
   const all = [];
   for (let r = 0; r < runs; r++) {
     for (const v of variants) {
+      const calls = v.calls ?? n;
       const t0 = performance.now();
-      const ok = v.run(n);
-      const nsPer = ((performance.now() - t0) * 1e6) / n;
+      const ok = v.run(calls);
+      const nsPer = ((performance.now() - t0) * 1e6) / calls;
       if (!ok) fail(`${v.name}: wrong result`);
-      all.push({ variant: v.id, run: r, calls: n, nsPer });
+      all.push({ variant: v.id, run: r, calls, nsPer });
     }
   }
   return all;
 }
 
-const describe = (variants) => variants.map(({ run, ...meta }) => meta);
+export const describe = (variants) => variants.map(({ run, ...meta }) => meta);
 
-export function uncontended(ctx) {
+/**
+ * Experiment 2 here, then the multithreading package's Mutex in its own
+ * process, timed there next to that process's own floor (the "x floor"
+ * column compares it within its process).
+ */
+export async function uncontended(ctx) {
+  const { settings: s, multithreading: mt } = ctx;
   const variants = uncontendedVariants(ctx);
-  return { variants: describe(variants), runs: timeInterleaved(variants, ctx.settings.uncontendedPairs, ctx.settings.singleRuns) };
+  const result = { variants: describe(variants), runs: timeInterleaved(variants, s.uncontendedPairs, s.singleRuns) };
+  const theirs = await mt.ask({ type: 'uncontended', n: s.uncontendedPairs, runs: s.singleRuns }, s.roundTimeoutMs, 'uncontended multithreading Mutex');
+  if (theirs) {
+    result.variants.push(...theirs.variants);
+    result.runs.push(...theirs.runs);
+  }
+  return result;
 }
 
 export function waitNotify(ctx) {

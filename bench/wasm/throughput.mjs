@@ -2,9 +2,7 @@
 // 1, 2, 4, 8 workers on one lock, seed 000's critical section, rounds
 // interleaved across peers (round r runs every peer at every worker count
 // before round r+1 starts), an exact counter check every round.
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { CELLS, fail, gatedRound, lockRound, log, ownChild, withTimeout } from './pool.mjs';
+import { CELLS, fail, gatedRound, lockRound, log, startChildPeer } from './pool.mjs';
 import { buildEmscriptenPeer, runEmscriptenRounds } from './emscripten.mjs';
 import { si } from './table.mjs';
 
@@ -13,8 +11,9 @@ const idOf = (name) => name.replace(/^parklot::/, 'parklot-').replace(/^std::syn
 
 /**
  * The peers: every lock in the wasm module (its loop inside wasm), the
- * pure-JS mutex and parklot's Lock called from JS, then V8's Atomics.Mutex
- * and Emscripten's pthread_mutex_t, each in a process of its own.
+ * pure-JS mutex and parklot's Lock called from JS, then V8's Atomics.Mutex,
+ * the multithreading package's Mutex and Emscripten's pthread_mutex_t, each
+ * in a process of its own.
  */
 function inProcessPeers({ glue, memory, shared, packageLock }) {
   // What the wasm peers guard: one Guarded on its own 64-byte line.
@@ -58,48 +57,6 @@ function inProcessPeers({ glue, memory, shared, packageLock }) {
   return peers;
 }
 
-/** The V8 Atomics.Mutex child (v8-mutex.mjs): {round(...)} and {stop()}, or {skipped}. */
-async function startV8Mutex(maxWorkers) {
-  const child = ownChild(fork(fileURLToPath(new URL('./v8-mutex.mjs', import.meta.url)), [String(maxWorkers)], {
-    execArgv: ['--harmony-struct'],
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-  }));
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  let pending = null;
-  let exited = false;
-  child.on('message', (m) => pending?.resolve(m));
-  child.on('exit', (code) => {
-    exited = true;
-    pending?.reject(new Error(`the Atomics.Mutex process exited with ${code}: ${stderr.trim()}`));
-  });
-  const next = (timeoutMs, what) => withTimeout(new Promise((resolve, reject) => { pending = { resolve, reject }; }), timeoutMs, what);
-
-  let first;
-  try {
-    first = await next(30_000, `Atomics.Mutex process start (pid ${child.pid})`);
-  } catch (e) {
-    // Still alive, its IPC channel would keep this process from ever exiting.
-    log(`throughput: killing the Atomics.Mutex process (pid ${child.pid}): ${e.message}`);
-    child.kill('SIGKILL');
-    return { skipped: `node --harmony-struct did not start: ${e.message}` };
-  }
-  if (first.type === 'unavailable') return { skipped: first.reason };
-  return {
-    async round(n, durationMs, work, timeoutMs) {
-      const what = `Atomics.Mutex, ${n} workers`;
-      child.send({ type: 'round', n, durationMs, work, timeoutMs });
-      return next(timeoutMs + 5_000, what);
-    },
-    async stop() {
-      if (exited) return;
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.send({ type: 'exit' });
-      await gone;
-    },
-  };
-}
-
 function checkCounter(what, counter, total) {
   if (counter !== total) fail(`${what}: counter is ${counter}, workers counted ${total} acquisitions`);
 }
@@ -117,13 +74,17 @@ export async function lockThroughput(ctx) {
   const skipped = [];
 
   log('throughput: starting the Atomics.Mutex process (node --harmony-struct)');
-  const v8 = await startV8Mutex(maxWorkers);
+  const v8 = await startChildPeer(new URL('./v8-mutex.mjs', import.meta.url), {
+    name: 'Atomics.Mutex', execArgv: ['--harmony-struct'], args: [maxWorkers],
+  });
   if (v8.skipped) {
     skipped.push({ peer: 'V8 Atomics.Mutex', reason: v8.skipped });
     log(`throughput: SKIPPED V8 Atomics.Mutex: ${v8.skipped}`);
   } else {
     peers.push({ id: 'v8-mutex', name: 'V8 Atomics.Mutex', how: 'v8' });
   }
+  const mt = ctx.multithreading;
+  if (mt.available) peers.push({ id: 'multithreading-mutex', name: 'multithreading Mutex (npm)', how: 'multithreading' });
   let emscripten = null;
   try {
     const built = buildEmscriptenPeer(maxWorkers, log);
@@ -138,11 +99,20 @@ export async function lockThroughput(ctx) {
     fail(e.message);
   }
 
-  /** One round of one in-process or V8 peer; the raw result. */
+  /** One round of one in-process, V8 or multithreading peer; the raw result, or null if the peer was skipped. */
   async function round(peer, n, ms) {
     const what = `${peer.name}, ${n} workers`;
+    if (peer.how === 'multithreading') {
+      const m = await mt.ask({ type: 'round', n, durationMs: ms, work: s.work, timeoutMs }, timeoutMs + 5_000, what);
+      if (!m) return null;
+      const r = lockRound(m.done, m.cpus);
+      checkCounter(what, m.counter, r.total);
+      if (!m.free) fail(`${what}: the lock is still held after the round`);
+      return r;
+    }
     if (peer.how === 'v8') {
-      const m = await v8.round(n, ms, s.work, timeoutMs).catch((e) => fail(e.message));
+      const cmd = { type: 'round', n, durationMs: ms, work: s.work, timeoutMs };
+      const m = await v8.request(cmd, timeoutMs + 5_000, what).catch((e) => fail(e.message));
       const r = lockRound(m.done, m.cpus);
       checkCounter(what, m.counter, r.total);
       return r;
@@ -169,7 +139,10 @@ export async function lockThroughput(ctx) {
   for (const peer of stepped) await round(peer, maxWorkers, s.warmupMs);
   for (let r = 0; r < s.rounds; r++) {
     for (const n of s.workerCounts) {
-      for (const peer of stepped) record(r, peer, n, await round(peer, n, s.roundMs));
+      for (const peer of stepped) {
+        const res = await round(peer, n, s.roundMs);
+        if (res) record(r, peer, n, res);
+      }
     }
     if (emscripten) {
       // One process per round (Emscripten's start-up takes about 0.5 s), warmed up first.

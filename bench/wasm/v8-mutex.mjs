@@ -7,12 +7,9 @@
 //                   {type: 'exit'}
 //   child → parent: {type: 'ready'} or {type: 'unavailable', reason}
 //                   {type: 'round', counter, done, cpus}
-import { CELLS, SHARED_BYTES, fail, gatedRound, startPool } from './pool.mjs';
+import { CELLS, SHARED_BYTES, fail, gatedRound, parentChannel, startPool } from './pool.mjs';
 
-const send = (m) => new Promise((resolve) => process.send(m, resolve));
-// The parent kills this process when it ends (pool.mjs's ownChild); this
-// covers a parent that could not (SIGKILL).
-process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+const send = parentChannel();
 
 if (typeof Atomics.Mutex !== 'function') {
   await send({ type: 'unavailable', reason: `this node (${process.version}) has no Atomics.Mutex under --harmony-struct` });

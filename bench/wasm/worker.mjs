@@ -6,14 +6,16 @@
 //     `gen`, run the task and answer {type: 'done', ...its result}.
 //   {type: 'exit'}
 //     free this thread's wasm stack and TLS, and let the worker end.
-// With packageHandle it also attaches to the npm package's Runtime.
+// With packageHandle it also attaches to the npm package's Runtime; with
+// `mt` (in multithreading-child.mjs's process) it builds the multithreading
+// package's Mutex and Condvars on the buffers `mt` carries.
 // Tasks: 'lock' (contend for a lock for durationMs, counting acquisitions)
 // and 'ping-pong' (wake another worker back and forth, timing round trips).
 import { workerData, parentPort } from 'node:worker_threads';
 import { jsLock, jsUnlock } from './js-mutex.mjs';
-import { CELLS } from './pool.mjs';
+import { CELLS, loadMultithreading } from './pool.mjs';
 
-const { module, memory, shared, glueUrl, mutex, packageUrl, packageHandle, packageLockAddress } = workerData;
+const { module, memory, shared, glueUrl, mutex, packageUrl, packageHandle, packageLockAddress, mt } = workerData;
 let glue = null;
 let raw = null;
 if (module) {
@@ -29,6 +31,15 @@ if (packageHandle) {
   const { Runtime } = await import(packageUrl);
   packageRt = await Runtime.attach(packageHandle);
   packageLock = packageRt.lockAt(packageLockAddress);
+}
+// multithreading's Mutex for the lock rounds, and a Mutex, Condvar and flag
+// per ping-pong pair.
+let mtMutex = null;
+let mtPairs = null;
+if (mt) {
+  const { Mutex, Condvar } = await loadMultithreading();
+  mtMutex = new Mutex(undefined, mt.lock);
+  mtPairs = mt.pairs.map((p, i) => ({ mutex: new Mutex(undefined, p.lock), condvar: new Condvar(p.condvar), flag: new Int32Array(mt.flags, 64 * i, 1) }));
 }
 const i32 = new Int32Array(shared);
 const f64 = new Float64Array(shared);
@@ -108,6 +119,19 @@ function lockTask({ how, kind, lockAddr, dataAddr, durationMs, work }) {
         }
       });
     }
+    case 'multithreading': {
+      // multithreading's Mutex as its README uses it: a guard per
+      // acquisition (blockingLock, since a worker may block), dispose() to release.
+      const m = mtMutex;
+      const at = CELLS.MT_DATA / 8;
+      return timed(durationMs, (chunk) => {
+        for (let k = 0; k < chunk; k++) {
+          const guard = m.blockingLock();
+          criticalSection(at, work);
+          guard.dispose();
+        }
+      });
+    }
     case 'v8-mutex': {
       const at = CELLS.V8_DATA / 8;
       const section = () => criticalSection(at, work); // made once: no closure per acquisition
@@ -147,7 +171,48 @@ function jsPingPong(word, wait, notify, pinger, roundTrips) {
   return samples;
 }
 
-function pingPongTask({ how, side, wordAddr, pinger, roundTrips, samplesAddr }) {
+/**
+ * Ping-pong under a lock and a condition, as a user writes a handoff: the
+ * flag goes 0 → 1 (pinger) → 0 (ponger) with the lock held, and each side
+ * waits on the one shared condition until it changes (only the other side
+ * can be waiting, so notify-one wakes the right thread). The pinger returns
+ * each round trip's ns.
+ */
+function conditionPingPong(flag, lock, unlock, wait, notify, pinger, roundTrips) {
+  if (!pinger) {
+    for (let k = 0; k < roundTrips; k++) {
+      lock();
+      while (Atomics.load(flag, 0) === 0) wait();
+      Atomics.store(flag, 0, 0);
+      notify();
+      unlock();
+    }
+    return [];
+  }
+  const samples = new Float64Array(roundTrips);
+  let t0 = performance.now();
+  for (let k = 0; k < roundTrips; k++) {
+    lock();
+    Atomics.store(flag, 0, 1);
+    notify();
+    while (Atomics.load(flag, 0) === 1) wait();
+    unlock();
+    const t1 = performance.now();
+    samples[k] = (t1 - t0) * 1e6;
+    t0 = t1;
+  }
+  return samples;
+}
+
+function pingPongTask({ how, side, wordAddr, pinger, roundTrips, samplesAddr, pair, lockAddr, conditionAddr }) {
+  if (how === 'mt-condvar') {
+    // multithreading's process has no wasm memory: the pair's flag is in `mt.flags`.
+    const { mutex: m, condvar, flag } = mtPairs[pair];
+    let guard = null;
+    const samples = conditionPingPong(flag, () => { guard = m.blockingLock(); }, () => guard.dispose(),
+      () => condvar.blockingWait(guard), () => condvar.notifyOne(), pinger, roundTrips);
+    return { samples, word: Atomics.load(flag, 0) };
+  }
   const word = new Int32Array(memory.buffer, wordAddr, 1);
   let samples;
   switch (how) {
@@ -161,6 +226,13 @@ function pingPongTask({ how, side, wordAddr, pinger, roundTrips, samplesAddr }) 
     case 'js-atomics':
       samples = jsPingPong(word, (v) => Atomics.wait(word, 0, v), () => Atomics.notify(word, 0, 1), pinger, roundTrips);
       break;
+    case 'package-condition': {
+      // parklot's Lock and Condition through the npm package, on the word as the flag.
+      const lock = packageRt.lockAt(lockAddr);
+      const cond = packageRt.conditionAt(conditionAddr);
+      samples = conditionPingPong(word, () => lock.lock(), () => lock.unlock(), () => cond.wait(lock), () => cond.notifyOne(), pinger, roundTrips);
+      break;
+    }
     default:
       throw new Error(`worker: unknown ping-pong ${how}`);
   }
