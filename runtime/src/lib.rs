@@ -46,6 +46,8 @@ mod condition;
 pub mod futex;
 mod lock;
 pub mod parking_lot;
+// issue 13: the rest of the toolkit
+mod rwlock;
 mod sync;
 mod sys;
 pub mod toy_locks;
@@ -64,6 +66,10 @@ pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_S
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use word_lock::WordLock;
+// issue 13: the rest of the toolkit
+pub use rwlock::{RawRwLock, RwLockPolicy};
+#[cfg(not(loom))]
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
 
 /// The README's Rust examples, compiled and run as doc tests so they stay true.
 #[cfg(doctest)]
