@@ -455,6 +455,13 @@ impl RawRwLock {
         self.state.load(Ordering::Relaxed) & WRITER != 0
     }
 
+    /// Whether threads may be parked waiting for the lock, or a marker of
+    /// fairness is set (a snapshot; all clear when nobody waits for long).
+    pub fn has_parked(&self) -> bool {
+        let waiting = READERS_PARKED | WRITERS_PARKED | UPGRADE_PARKED | UPGRADABLE_PARKED;
+        self.state.load(Ordering::Relaxed) & (waiting | WRITER_FIRST) != 0
+    }
+
     /// How many hold a read, upgradable included (a snapshot).
     pub fn reader_count(&self) -> u32 {
         readers(self.state.load(Ordering::Relaxed))
@@ -646,16 +653,15 @@ impl RawRwLock {
             // them the lock if it is time to be fair (or forced; or when the
             // writers would otherwise be preferred: then the timer said so).
             let force = force_fair || writers_first;
-            if !self.wake_readers(WRITER, force) {
-                self.unblock(false);
-            } else if self.state.load(Ordering::Relaxed) & UPGRADABLE_PARKED != 0 {
-                self.unblock(true);
-            }
+            let woke = self.wake_readers(WRITER, force);
+            self.unblock(woke == Wake::Handed);
             return;
         }
         if s & WRITERS_PARKED != 0 {
-            if !self.wake_writer(WRITER, force_fair) {
-                self.unblock(true);
+            match self.wake_writer(WRITER, force_fair) {
+                Wake::Handed => {}
+                Wake::Woke => self.unblock(true),
+                Wake::Nobody => self.unblock(false),
             }
             return;
         }
@@ -665,12 +671,11 @@ impl RawRwLock {
 
     /// Wakes the oldest parked writer, releasing `release` (our `WRITER`, or
     /// nothing) in the same step. Hands it the lock if it is time to be
-    /// fair, `WRITER_FIRST` says a writer is owed it, or `force`. Returns
-    /// whether it handed the lock over.
-    fn wake_writer(&self, release: u32, force: bool) -> bool {
+    /// fair, `WRITER_FIRST` says a writer is owed it, or `force`.
+    fn wake_writer(&self, release: u32, force: bool) -> Wake {
         let mut handed = false;
         // SAFETY: the callback edits this lock's word only.
-        unsafe {
+        let r = unsafe {
             parking_lot::unpark_one(self.key(Class::Writer), |r| {
                 self.update(|s| {
                     let mut n = s & !release;
@@ -691,18 +696,18 @@ impl RawRwLock {
                     n
                 });
                 token(handed)
-            });
-        }
-        handed
+            })
+        };
+        Wake::of(r.did_unpark, handed)
     }
 
     /// Wakes every parked reader, releasing `release` (our `WRITER`, or
     /// nothing) in the same step, and hands them all the read lock if it is
-    /// time to be fair or `force`. Returns whether it handed it over.
-    fn wake_readers(&self, release: u32, force: bool) -> bool {
+    /// time to be fair or `force`.
+    fn wake_readers(&self, release: u32, force: bool) -> Wake {
         let mut handed = false;
         // SAFETY: the callback edits this lock's word only.
-        unsafe {
+        let r = unsafe {
             parking_lot::unpark_many(self.key(Class::Reader), usize::MAX, |r: UnparkResult| {
                 self.update(|s| {
                     let mut n = s & !release;
@@ -723,46 +728,51 @@ impl RawRwLock {
                     n
                 });
                 token(handed)
-            });
-        }
-        handed
+            })
+        };
+        Wake::of(r.did_unpark, handed)
     }
 
     /// The word changed so that parked threads may be able to enter: wake
     /// them, the side the policy prefers first. `writer_woken`: a writer was
-    /// just woken to compete, so do not wake another.
+    /// just woken (or handed the lock), so do not wake another. Each round
+    /// that wakes nobody clears a parked bit, so the loop ends.
     #[cold]
-    fn unblock(&self, writer_woken: bool) {
-        let mut s = self.state.load(Ordering::Relaxed);
-        if s & WRITER_FIRST != 0 && s & WRITERS_PARKED == 0 {
-            // Nobody left to be fair to.
-            s = self.state.fetch_and(!WRITER_FIRST, Ordering::Relaxed) & !WRITER_FIRST;
-        }
-        let writer_may = s & WRITERS_PARKED != 0 && Class::Writer.enter(s).is_some();
-        let reader_may = s & READERS_PARKED != 0 && Class::Reader.enter(s).is_some();
-        if writer_may && !writer_woken && (!reader_may || s & PREFER_WRITERS != 0) {
-            if self.wake_writer(0, false) {
-                return;
-            }
-            s = self.state.load(Ordering::Relaxed);
+    fn unblock(&self, mut writer_woken: bool) {
+        loop {
+            let mut s = self.state.load(Ordering::Relaxed);
             if s & WRITER_FIRST != 0 && s & WRITERS_PARKED == 0 {
+                // Nobody left to be fair to.
                 s = self.state.fetch_and(!WRITER_FIRST, Ordering::Relaxed) & !WRITER_FIRST;
             }
-        }
-        if s & READERS_PARKED != 0 && Class::Reader.enter(s).is_some() {
-            self.wake_readers(0, false);
-            s = self.state.load(Ordering::Relaxed);
-        }
-        if s & UPGRADABLE_PARKED != 0 && Class::Upgradable.enter(s).is_some() {
-            // SAFETY: the callback edits this lock's word only.
-            unsafe {
-                parking_lot::unpark_one(self.key(Class::Upgradable), |r| {
-                    if !r.may_have_more {
-                        self.state.fetch_and(!UPGRADABLE_PARKED, Ordering::Relaxed);
-                    }
-                    TOKEN_RETRY
-                });
+            let writer_may = s & WRITERS_PARKED != 0 && Class::Writer.enter(s).is_some();
+            let reader_may = s & READERS_PARKED != 0 && Class::Reader.enter(s).is_some();
+            if writer_may && !writer_woken && (!reader_may || s & PREFER_WRITERS != 0) {
+                match self.wake_writer(0, false) {
+                    Wake::Handed => return,
+                    Wake::Woke => writer_woken = true,
+                    Wake::Nobody => {}
+                }
+                continue;
             }
+            if reader_may && self.wake_readers(0, false) == Wake::Nobody {
+                continue;
+            }
+            if reader_may {
+                s = self.state.load(Ordering::Relaxed);
+            }
+            if s & UPGRADABLE_PARKED != 0 && Class::Upgradable.enter(s).is_some() {
+                // SAFETY: the callback edits this lock's word only.
+                unsafe {
+                    parking_lot::unpark_one(self.key(Class::Upgradable), |r| {
+                        if !r.may_have_more {
+                            self.state.fetch_and(!UPGRADABLE_PARKED, Ordering::Relaxed);
+                        }
+                        TOKEN_RETRY
+                    });
+                }
+            }
+            return;
         }
     }
 
@@ -787,6 +797,27 @@ const fn policy_bits(policy: RwLockPolicy) -> u32 {
     match policy {
         RwLockPolicy::PreferWriters => PREFER_WRITERS,
         RwLockPolicy::PreferReaders => 0,
+    }
+}
+
+/// What waking one class did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Wake {
+    /// Nobody was queued.
+    Nobody,
+    /// Woken to compete.
+    Woke,
+    /// Woken holding the lock.
+    Handed,
+}
+
+impl Wake {
+    fn of(did_unpark: bool, handed: bool) -> Wake {
+        match (did_unpark, handed) {
+            (_, true) => Wake::Handed,
+            (true, false) => Wake::Woke,
+            (false, false) => Wake::Nobody,
+        }
     }
 }
 

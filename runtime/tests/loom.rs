@@ -298,3 +298,118 @@ fn reaping_a_lock_waiter_against_a_fair_unlock() {
         assert!(!lock.has_parked(), "PARKED left set with nobody parked");
     });
 }
+
+// ----- issue 13: RwLock and the rest of the toolkit -----
+
+mod rwlock {
+    use super::{model, Counter};
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::{RawRwLock, RwLockPolicy};
+
+    const BOTH: [RwLockPolicy; 2] = [RwLockPolicy::PreferWriters, RwLockPolicy::PreferReaders];
+
+    fn assert_idle(l: &RawRwLock) {
+        assert!(!l.is_locked(), "{l:?} is held by nobody");
+        assert!(
+            !l.has_parked(),
+            "{l:?}: a parked bit left set with nobody parked"
+        );
+    }
+
+    /// The main thread holds the write lock while a reader and a writer
+    /// queue, then releases it fairly: the hand-off goes to the writer or to
+    /// the reader (the batch), and everyone gets in exactly once.
+    fn reader_and_writer_against_a_handoff(policy: RwLockPolicy, fair: bool) {
+        parklot::set_spin_limit(0);
+        model(move || {
+            let l = Arc::new(RawRwLock::with_policy(policy));
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            l.lock_exclusive();
+            let (l2, d2) = (l.clone(), data.clone());
+            let reader = thread::spawn(move || {
+                l2.lock_shared();
+                let seen = d2.get();
+                unsafe { l2.unlock_shared() };
+                seen
+            });
+            let (l3, d3) = (l.clone(), data.clone());
+            let writer = thread::spawn(move || {
+                l3.lock_exclusive();
+                d3.bump();
+                unsafe { l3.unlock_exclusive() };
+            });
+            data.bump();
+            unsafe {
+                if fair {
+                    l.unlock_exclusive_fair();
+                } else {
+                    l.unlock_exclusive();
+                }
+            }
+            let seen = reader.join().unwrap();
+            writer.join().unwrap();
+            assert!(seen == 1 || seen == 2, "the reader saw {seen}");
+            assert_eq!(data.get(), 2);
+            assert_idle(&l);
+        });
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_fair_handoff_prefer_writers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferWriters, true);
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_fair_handoff_prefer_readers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferReaders, true);
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_plain_unlock_prefer_writers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferWriters, false);
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_plain_unlock_prefer_readers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferReaders, false);
+    }
+
+    /// An upgrade races a writer while the main thread reads: the upgrader
+    /// waits for the reader to leave, the writer for both; neither loses a
+    /// wakeup and the two writes never overlap.
+    #[test]
+    fn rwlock_upgrade_racing_a_writer() {
+        parklot::set_spin_limit(0);
+        for policy in BOTH {
+            model(move || {
+                let l = Arc::new(RawRwLock::with_policy(policy));
+                let data = Arc::new(Counter(UnsafeCell::new(0)));
+                l.lock_shared();
+                let (l2, d2) = (l.clone(), data.clone());
+                let upgrader = thread::spawn(move || {
+                    l2.lock_upgradable();
+                    let before = d2.get();
+                    unsafe { l2.upgrade() };
+                    // Nobody wrote between our read and our write.
+                    assert_eq!(d2.get(), before);
+                    d2.bump();
+                    unsafe { l2.unlock_exclusive() };
+                });
+                let (l3, d3) = (l.clone(), data.clone());
+                let writer = thread::spawn(move || {
+                    l3.lock_exclusive();
+                    d3.bump();
+                    unsafe { l3.unlock_exclusive() };
+                });
+                let _ = data.get();
+                unsafe { l.unlock_shared() };
+                upgrader.join().unwrap();
+                writer.join().unwrap();
+                assert_eq!(data.get(), 2);
+                assert_idle(&l);
+            });
+        }
+    }
+}
