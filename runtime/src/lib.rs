@@ -47,6 +47,8 @@ pub mod futex;
 mod lock;
 pub mod parking_lot;
 // issue 13: the rest of the toolkit
+#[cfg(not(loom))]
+mod mutexes;
 mod rwlock;
 mod sync;
 mod sys;
@@ -67,6 +69,13 @@ pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_S
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use word_lock::WordLock;
 // issue 13: the rest of the toolkit
+#[cfg(not(loom))]
+pub use condition::WaitTimeoutResult;
+#[cfg(not(loom))]
+pub use mutexes::{
+    const_fair_mutex, const_mutex, const_reentrant_mutex, const_rwlock, CurrentThreadId, FairLock,
+    FairMutex, FairMutexGuard, ReentrantMutex, ReentrantMutexGuard,
+};
 pub use rwlock::{RawRwLock, RwLockPolicy};
 #[cfg(not(loom))]
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};

@@ -246,8 +246,8 @@ impl RawRwLock {
     }
 
     /// Takes a shared lock, waiting until `deadline` at the latest.
-    pub fn try_lock_shared_until(&self, deadline: Instant) -> bool {
-        self.try_enter(Class::Reader) || self.lock_slow(Class::Reader, Some(deadline))
+    pub fn try_lock_shared_until(&self, deadline: impl Into<Instant>) -> bool {
+        self.try_enter(Class::Reader) || self.lock_slow(Class::Reader, Some(deadline.into()))
     }
 
     /// Releases a shared lock.
@@ -287,8 +287,8 @@ impl RawRwLock {
     }
 
     /// Takes the exclusive lock, waiting until `deadline` at the latest.
-    pub fn try_lock_exclusive_until(&self, deadline: Instant) -> bool {
-        self.try_enter(Class::Writer) || self.lock_slow(Class::Writer, Some(deadline))
+    pub fn try_lock_exclusive_until(&self, deadline: impl Into<Instant>) -> bool {
+        self.try_enter(Class::Writer) || self.lock_slow(Class::Writer, Some(deadline.into()))
     }
 
     /// Releases the exclusive lock. Parked threads are woken to compete,
@@ -342,8 +342,9 @@ impl RawRwLock {
     }
 
     /// Takes an upgradable read, waiting until `deadline` at the latest.
-    pub fn try_lock_upgradable_until(&self, deadline: Instant) -> bool {
-        self.try_enter(Class::Upgradable) || self.lock_slow(Class::Upgradable, Some(deadline))
+    pub fn try_lock_upgradable_until(&self, deadline: impl Into<Instant>) -> bool {
+        self.try_enter(Class::Upgradable)
+            || self.lock_slow(Class::Upgradable, Some(deadline.into()))
     }
 
     /// Releases an upgradable read.
@@ -394,8 +395,8 @@ impl RawRwLock {
     ///
     /// # Safety
     /// An upgradable read is held.
-    pub unsafe fn try_upgrade_until(&self, deadline: Instant) -> bool {
-        self.try_enter(Class::Upgrade) || self.upgrade_slow(Some(deadline))
+    pub unsafe fn try_upgrade_until(&self, deadline: impl Into<Instant>) -> bool {
+        self.try_enter(Class::Upgrade) || self.upgrade_slow(Some(deadline.into()))
     }
 
     // ----- downgrades -----
