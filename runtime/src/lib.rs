@@ -50,6 +50,7 @@ pub mod parking_lot;
 #[cfg(not(loom))]
 mod mutexes;
 mod rwlock;
+mod semaphore;
 mod sync;
 mod sys;
 pub mod toy_locks;
@@ -79,6 +80,7 @@ pub use mutexes::{
 pub use rwlock::{RawRwLock, RwLockPolicy};
 #[cfg(not(loom))]
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
+pub use semaphore::{Semaphore, MAX_PERMITS};
 
 /// The README's Rust examples, compiled and run as doc tests so they stay true.
 #[cfg(doctest)]
