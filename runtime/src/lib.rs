@@ -47,8 +47,10 @@ pub mod futex;
 mod lock;
 pub mod parking_lot;
 // issue 13: the rest of the toolkit
+mod barrier;
 #[cfg(not(loom))]
 mod mutexes;
+mod once;
 mod rwlock;
 mod semaphore;
 mod sync;
@@ -70,6 +72,7 @@ pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_S
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use word_lock::WordLock;
 // issue 13: the rest of the toolkit
+pub use barrier::{Barrier, BarrierWaitResult, MAX_PARTIES};
 #[cfg(not(loom))]
 pub use condition::WaitTimeoutResult;
 #[cfg(not(loom))]
@@ -77,6 +80,7 @@ pub use mutexes::{
     const_fair_mutex, const_mutex, const_reentrant_mutex, const_rwlock, CurrentThreadId, FairLock,
     FairMutex, FairMutexGuard, ReentrantMutex, ReentrantMutexGuard,
 };
+pub use once::{Once, OnceState};
 pub use rwlock::{RawRwLock, RwLockPolicy};
 #[cfg(not(loom))]
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};

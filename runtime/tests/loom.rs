@@ -478,3 +478,67 @@ mod semaphore {
         });
     }
 }
+
+mod barrier_and_once {
+    use super::{model, Counter};
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::{Barrier, Once};
+
+    /// Two threads meet twice at a barrier (reuse): exactly one leader per
+    /// opening, and what each wrote before is seen after.
+    #[test]
+    fn barrier_opens_once_per_generation_and_is_reusable() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let leaders = Arc::new(AtomicUsize::new(0));
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let hs: Vec<_> = (0..2)
+                .map(|i| {
+                    let (b, leaders, data) = (b.clone(), leaders.clone(), data.clone());
+                    thread::spawn(move || {
+                        if i == 0 {
+                            data.bump();
+                        }
+                        for _ in 0..2 {
+                            if b.wait().is_leader() {
+                                leaders.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        assert_eq!(data.get(), 1);
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(leaders.load(Ordering::Relaxed), 2);
+        });
+    }
+
+    /// Two threads race to initialize: one runs the closure, the other waits
+    /// for it and sees its write.
+    #[test]
+    fn once_runs_once_and_the_other_sees_it() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let once = Arc::new(Once::new());
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (once, data) = (once.clone(), data.clone());
+                    thread::spawn(move || {
+                        once.call_once(|| data.bump());
+                        assert_eq!(data.get(), 1);
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+    }
+}
