@@ -51,6 +51,7 @@ impl BarrierWaitResult {
 /// let leaders = b.wait().is_leader() as u32 + t.join().unwrap() as u32;
 /// assert_eq!(leaders, 1);
 /// ```
+#[repr(C)] // state, then parties: C and the wasm module rely on it
 pub struct Barrier {
     state: AtomicU32,
     parties: u32,

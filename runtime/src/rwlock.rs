@@ -262,6 +262,46 @@ impl RawRwLock {
         }
     }
 
+    /// Like [`unlock_shared`](Self::unlock_shared), but a lock nobody reads
+    /// (plainly: an upgradable read alone does not count) is reported and
+    /// left untouched, for callers that cannot prove they hold it (C, JS).
+    pub fn checked_unlock_shared(&self) -> Result<(), crate::NotLocked> {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            let plain_readers = readers(s) - u32::from(s & UPGRADABLE != 0);
+            if plain_readers == 0 {
+                return Err(crate::NotLocked);
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                s - ONE_READER,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        let s = s - ONE_READER;
+        if s & (WRITERS_PARKED | UPGRADE_PARKED) != 0 {
+            self.reader_left(s);
+        }
+        Ok(())
+    }
+
+    /// Like [`unlock_exclusive`](Self::unlock_exclusive), but a lock no
+    /// writer holds is reported and left untouched.
+    pub fn checked_unlock_exclusive(&self) -> Result<(), crate::NotLocked> {
+        let s = self.state.load(Ordering::Relaxed);
+        // An upgrade still waiting for readers holds WRITER but not the lock.
+        if s & WRITER == 0 || s & UPGRADABLE != 0 {
+            return Err(crate::NotLocked);
+        }
+        // SAFETY: a writer holds the lock, and the caller speaks for it.
+        unsafe { self.unlock_exclusive() };
+        Ok(())
+    }
+
     // ----- exclusive -----
 
     /// Takes the exclusive (write) lock, spinning briefly and then parking.

@@ -111,9 +111,24 @@ impl Semaphore {
     /// If the free permits would exceed [`MAX_PERMITS`].
     #[inline]
     pub fn release(&self, n: u32) {
-        let s = self.add_permits(n);
-        if s & PARKED != 0 {
-            self.wake_all();
+        if !self.try_release(n) {
+            too_many_permits();
+        }
+    }
+
+    /// Returns `n` permits like [`release`](Self::release), unless the free
+    /// permits would exceed [`MAX_PERMITS`]: then returns `false` and
+    /// changes nothing.
+    #[inline]
+    pub fn try_release(&self, n: u32) -> bool {
+        match self.add_permits(n) {
+            Some(s) => {
+                if s & PARKED != 0 {
+                    self.wake_all();
+                }
+                true
+            }
+            None => false,
         }
     }
 
@@ -132,20 +147,21 @@ impl Semaphore {
         self as *const Semaphore as usize
     }
 
-    /// Adds `n` permits; returns the word after.
+    /// Adds `n` permits; returns the word after, or `None` (nothing
+    /// changed) past [`MAX_PERMITS`].
     #[inline]
-    fn add_permits(&self, n: u32) -> u32 {
+    fn add_permits(&self, n: u32) -> Option<u32> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             let new = match n.checked_add(s / ONE_PERMIT) {
                 Some(permits) if permits <= MAX_PERMITS => s + n * ONE_PERMIT,
-                _ => too_many_permits(),
+                _ => return None,
             };
             match self
                 .state
                 .compare_exchange_weak(s, new, Ordering::Release, Ordering::Relaxed)
             {
-                Ok(_) => return new,
+                Ok(_) => return Some(new),
                 Err(now) => s = now,
             }
         }
