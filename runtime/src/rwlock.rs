@@ -57,7 +57,7 @@
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, ParkResult, UnparkResult, UnparkToken};
+use crate::parking_lot::{self, AsyncWaiter, ParkResult, UnparkResult, UnparkToken};
 use crate::sync::{self, AtomicU32, Ordering};
 use core::time::Duration;
 
@@ -481,6 +481,130 @@ impl RawRwLock {
         }
     }
 
+    // ----- asynchronous -----
+
+    /// Asynchronous read, for threads that may not block, step 1: takes a
+    /// read if the word lets a reader in, else queues `waiter` in the same
+    /// queue as parked readers and returns `false`. Never blocks.
+    ///
+    /// When the waiter's word turns 0 (see [`AsyncWaiter`]), call
+    /// [`lock_shared_async_resume`](Self::lock_shared_async_resume); to give
+    /// up, [`lock_shared_async_cancel`](Self::lock_shared_async_cancel).
+    ///
+    /// # Safety
+    /// `waiter` is not queued, and neither moves nor is dropped until this
+    /// attempt ends (acquired, or cancelled).
+    pub unsafe fn lock_shared_async_begin(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_begin(Class::Reader, waiter) }
+    }
+
+    /// Step 2, after the waiter's word turned 0: `true` if the read is ours,
+    /// `false` if the waiter is queued again.
+    ///
+    /// # Safety
+    /// `waiter` is the one queued by `lock_shared_async_begin` on this lock.
+    pub unsafe fn lock_shared_async_resume(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_resume(Class::Reader, waiter) }
+    }
+
+    /// Gives up an asynchronous read: `true` if the read was ours after all
+    /// (the caller must release it), `false` if nothing is held.
+    ///
+    /// # Safety
+    /// `waiter` is the one queued by `lock_shared_async_begin` on this lock
+    /// and the attempt has not ended.
+    pub unsafe fn lock_shared_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_cancel(Class::Reader, waiter) }
+    }
+
+    /// [`lock_shared_async_begin`](Self::lock_shared_async_begin) for the write lock.
+    ///
+    /// # Safety
+    /// As for `lock_shared_async_begin`.
+    pub unsafe fn lock_exclusive_async_begin(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_begin(Class::Writer, waiter) }
+    }
+
+    /// [`lock_shared_async_resume`](Self::lock_shared_async_resume) for the write lock.
+    ///
+    /// # Safety
+    /// `waiter` is the one queued by `lock_exclusive_async_begin` on this lock.
+    pub unsafe fn lock_exclusive_async_resume(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_resume(Class::Writer, waiter) }
+    }
+
+    /// [`lock_shared_async_cancel`](Self::lock_shared_async_cancel) for the write lock.
+    ///
+    /// # Safety
+    /// `waiter` is the one queued by `lock_exclusive_async_begin` on this
+    /// lock and the attempt has not ended.
+    pub unsafe fn lock_exclusive_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_cancel(Class::Writer, waiter) }
+    }
+
+    /// The acquisition loop with the record queued instead of the thread
+    /// parked, and no spinning (a thread that may not block must not wait).
+    ///
+    /// # Safety
+    /// As for `lock_shared_async_begin`.
+    unsafe fn async_begin(&self, class: Class, waiter: &AsyncWaiter) -> bool {
+        self.acquire_loop(class, 0, || {
+            // SAFETY: the validate callback is one load; `waiter` per our contract.
+            let queued = unsafe {
+                parking_lot::park_async(self.key(class), || self.should_park(class), waiter)
+            };
+            queued.then_some(false)
+        })
+    }
+
+    /// # Safety
+    /// `waiter` was queued by `async_begin(class, ..)` on this lock.
+    unsafe fn async_resume(&self, class: Class, waiter: &AsyncWaiter) -> bool {
+        match waiter.poll() {
+            Some(TOKEN_HANDOFF) => {
+                // As in lock_slow: the holders before us released into the word.
+                self.state.load(Ordering::Acquire);
+                true
+            }
+            // Woken to compete again: try once more, queueing again if need be.
+            // SAFETY: the record is settled, so it may be queued again.
+            Some(_) => unsafe { self.async_begin(class, waiter) },
+            None => false,
+        }
+    }
+
+    /// # Safety
+    /// `waiter` was queued by `async_begin(class, ..)` on this lock and the
+    /// attempt has not ended.
+    unsafe fn async_cancel(&self, class: Class, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: the callback only edits this lock's word.
+        let result = unsafe {
+            parking_lot::cancel_async(self.key(class), waiter, |_, was_last| {
+                self.forget_parked_if_last(class, was_last)
+            })
+        };
+        match result {
+            ParkResult::Unparked(TOKEN_HANDOFF) => {
+                self.state.load(Ordering::Acquire);
+                true
+            }
+            // A wake to compete: use it (if the lock is held, its release wakes
+            // the others), so that it is not lost to them.
+            ParkResult::Unparked(_) => self.try_enter(class),
+            ParkResult::Invalid | ParkResult::TimedOut => {
+                // Our bit may have been the one keeping others out.
+                self.unblock(false);
+                false
+            }
+        }
+    }
+
     // ----- snapshots -----
 
     /// Whether anyone holds the lock, in any mode (a snapshot).
@@ -550,9 +674,13 @@ impl RawRwLock {
     /// spin limit; then set the bit and call `wait`, which queues us and
     /// returns `Some(acquired)` to finish or `None` to go around.
     #[inline]
-    fn acquire_loop(&self, class: Class, mut wait: impl FnMut() -> Option<bool>) -> bool {
+    fn acquire_loop(
+        &self,
+        class: Class,
+        limit: u32,
+        mut wait: impl FnMut() -> Option<bool>,
+    ) -> bool {
         let parked = class.parked();
-        let limit = spin_limit();
         let mut spins = 0;
         loop {
             let s = self.state.load(Ordering::Relaxed);
@@ -606,7 +734,7 @@ impl RawRwLock {
     /// Spins, then parks until `class` is in or `deadline` passes.
     #[cold]
     fn lock_slow(&self, class: Class, deadline: Option<Instant>) -> bool {
-        let acquired = self.acquire_loop(class, || {
+        let acquired = self.acquire_loop(class, spin_limit(), || {
             if !thread_may_block() {
                 refuse_to_block("RwLock: taking a held lock");
             }
@@ -1344,6 +1472,54 @@ mod tests {
                 unsafe { m.raw() }.state.load(Ordering::Relaxed),
                 policy_bits(policy)
             );
+        }
+    }
+
+    #[test]
+    fn async_read_and_write_queue_then_acquire_and_cancel_cleanly() {
+        for policy in BOTH {
+            let l = Arc::new(RawRwLock::with_policy(policy));
+            let w = AsyncWaiter::new();
+            assert!(
+                unsafe { l.lock_exclusive_async_begin(&w) },
+                "free: taken at once"
+            );
+            let r = AsyncWaiter::new();
+            assert!(!unsafe { l.lock_shared_async_begin(&r) });
+            assert_eq!(parking_lot::parked_count(l.key(Class::Reader)), 1);
+            // Cancelled while still queued: nothing held, nothing left.
+            assert!(!unsafe { l.lock_shared_async_cancel(&r) });
+            assert_eq!(parking_lot::parked_count(l.key(Class::Reader)), 0);
+            // Queued again, then the writer leaves: the reader's word turns.
+            assert!(!unsafe { l.lock_shared_async_begin(&r) });
+            unsafe { l.unlock_exclusive() };
+            while r.poll().is_none() {
+                std::thread::yield_now();
+            }
+            assert!(unsafe { l.lock_shared_async_resume(&r) });
+            assert_eq!(l.reader_count(), 1);
+            // A writer queues behind the reader; a fair handoff is not needed.
+            let l2 = l.clone();
+            let t = std::thread::spawn(move || {
+                let w2 = AsyncWaiter::new();
+                if unsafe { l2.lock_exclusive_async_begin(&w2) } {
+                    unsafe { l2.unlock_exclusive() };
+                    return;
+                }
+                loop {
+                    while w2.poll().is_none() {
+                        std::thread::yield_now();
+                    }
+                    if unsafe { l2.lock_exclusive_async_resume(&w2) } {
+                        break;
+                    }
+                }
+                unsafe { l2.unlock_exclusive() };
+            });
+            wait_queued(&l, Class::Writer, 1);
+            unsafe { l.unlock_shared() };
+            t.join().unwrap();
+            assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
         }
     }
 
