@@ -4,6 +4,7 @@
  * workers, and each worker attaches (`Runtime.attach`): all of them then
  * share the memory, the locks and conditions in it, and one ParkingLot.
  */
+import { RwLock, type RwLockPolicy } from './rwlock.js';
 import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
@@ -299,6 +300,40 @@ export class Runtime {
     const core = this.#core;
     if (core.closed) throw closedError();
     return new Lock(core, checkAddress('Runtime.lockAt()', address, 1, 1, core.byteLength()));
+  }
+
+  /**
+   * A new reader-writer lock (four bytes from `alloc`), unlocked. `policy`:
+   * 'prefer-writers' (the default: new readers wait while a writer waits) or
+   * 'prefer-readers'; about once a millisecond the other side is handed the
+   * lock, so neither starves.
+   *
+   * @example
+   * const table = rt.rwLock();
+   * table.withRead(() => lookup());
+   */
+  rwLock(options: { policy?: RwLockPolicy } = {}): RwLock {
+    const policy = options.policy ?? 'prefer-writers';
+    if (policy !== 'prefer-writers' && policy !== 'prefer-readers') {
+      throw new TypeError(`parklot: Runtime.rwLock(): policy must be 'prefer-writers' or 'prefer-readers', got ${String(policy)}`);
+    }
+    const address = this.alloc(4, 4);
+    this.#core.glue.rwlock_init(address, policy === 'prefer-writers');
+    return new RwLock(this.#core, address);
+  }
+
+  /**
+   * The reader-writer lock at `address` (from `rwLock.address`, maybe on
+   * another thread). Throws a RangeError for an address outside the memory
+   * or not aligned to 4.
+   *
+   * @example
+   * const table = rt.rwLockAt(message.tableLock);
+   */
+  rwLockAt(address: number): RwLock {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new RwLock(core, checkAddress('Runtime.rwLockAt()', address, 4, 4, core.byteLength()));
   }
 
   /**

@@ -35,6 +35,10 @@ export const Queue = {
   Condition: 2,
   /** `atomics_wait{32,64}_async_begin` on the word at `key`. */
   Address: 3,
+  /** `rwlock_async_begin` for a read of the reader-writer lock at `key` (issue 13). */
+  RwRead: 4,
+  /** `rwlock_async_begin` for the write lock of the reader-writer lock at `key` (issue 13). */
+  RwWrite: 5,
 } as const;
 export type Queue = (typeof Queue)[keyof typeof Queue];
 
@@ -97,6 +101,12 @@ export class WaiterPool {
           break;
         case Queue.Address:
           g.atomics_wait_async_cancel(r.key, r.address);
+          break;
+        case Queue.RwRead:
+          if (g.rwlock_async_cancel(r.key, false, r.address) !== Acquired.No) g.rwlock_unlock_read(r.key);
+          break;
+        case Queue.RwWrite:
+          if (g.rwlock_async_cancel(r.key, true, r.address) !== Acquired.No) g.rwlock_unlock_write(r.key);
           break;
         case Queue.None:
           continue;

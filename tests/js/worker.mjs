@@ -315,6 +315,42 @@ const tasks = {
     if (got) l.unlock();
     return { errors, got };
   },
+
+  // ----- issue 13: the reader-writer lock -----
+
+  /**
+   * `iterations` times: a read or (every `writeEvery`th) a write of the
+   * reader-writer lock at `rw`, blocking or (`useAsync`) with readAsync /
+   * writeAsync. `occupancy` is an i32: readers add 1, a writer adds 1000, and
+   * whoever finds the other side inside counts a violation. Writers add 1 to
+   * a plain f64 counter. Returns [violations, writes].
+   */
+  async rwMix(rt, { rw, occupancy, counter, iterations, writeEvery, useAsync, gate }) {
+    const l = rt.rwLockAt(rw);
+    const occ = rt.int32(occupancy);
+    const c = rt.float64(counter);
+    if (!useAsync) passGate(rt, gate);
+    let violations = 0;
+    let writes = 0;
+    for (let i = 0; i < iterations; i++) {
+      if (i % writeEvery === 0) {
+        if (useAsync) await l.writeAsync();
+        else l.write();
+        if (Atomics.add(occ, 0, 1000) !== 0) violations++;
+        c[0] = c[0] + 1;
+        writes++;
+        Atomics.sub(occ, 0, 1000);
+        l.unlockWrite();
+      } else {
+        if (useAsync) await l.readAsync();
+        else l.read();
+        if (Atomics.add(occ, 0, 1) >= 1000) violations++;
+        Atomics.sub(occ, 0, 1);
+        l.unlockRead();
+      }
+    }
+    return [violations, writes];
+  },
 };
 
 const rt = await Runtime.attach(handle, mayBlock === undefined ? {} : { mayBlock });

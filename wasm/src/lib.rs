@@ -28,6 +28,8 @@ use wasm_bindgen::prelude::*;
 
 mod bench;
 mod threads;
+// issue 13: the rest of the toolkit
+mod toolkit;
 
 #[wasm_bindgen]
 extern "C" {
