@@ -16,7 +16,7 @@
 //! openings; a waiter would have to sleep through all of them to be fooled.
 
 use crate::blocking::{refuse_to_block, thread_may_block};
-use crate::parking_lot;
+use crate::parking_lot::{self, AsyncWaiter};
 use crate::sync::{AtomicU32, Ordering};
 
 const ONE_ARRIVAL: u32 = 1;
@@ -98,6 +98,70 @@ impl Barrier {
         BarrierWaitResult(false)
     }
 
+    /// Asynchronous wait, for threads that may not block, step 1: arrives,
+    /// and returns `Ok(is_leader)` if the barrier opened (this arrival
+    /// completed it, or it opened meanwhile), or `Err(generation)` with
+    /// `waiter` queued: when its word turns 0, call
+    /// [`wait_async_resume`](Self::wait_async_resume) with that generation.
+    /// An arrival cannot be taken back; to stop watching, call
+    /// [`wait_async_abandon`](Self::wait_async_abandon).
+    ///
+    /// # Safety
+    /// `waiter` is not queued, and neither moves nor is dropped until the
+    /// wait ends (passed, or abandoned).
+    pub unsafe fn wait_async_begin(&self, waiter: &AsyncWaiter) -> Result<bool, u32> {
+        let s = self.state.fetch_add(ONE_ARRIVAL, Ordering::AcqRel);
+        if (s & ARRIVED_MASK) + 1 >= self.parties {
+            self.open(s);
+            return Ok(true);
+        }
+        let generation = s & !ARRIVED_MASK;
+        // SAFETY: forwarded from the caller.
+        if unsafe { self.queue_async(generation, waiter) } {
+            Err(generation)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Step 2: `true` once the barrier opened past `generation` (this thread
+    /// is through, not the leader), `false` if the waiter is queued again.
+    ///
+    /// # Safety
+    /// `waiter` was queued by `wait_async_begin` (or this) for `generation`.
+    pub unsafe fn wait_async_resume(&self, generation: u32, waiter: &AsyncWaiter) -> bool {
+        if waiter.poll().is_none() {
+            return false;
+        }
+        // SAFETY: the record is settled, so it may be queued again.
+        !unsafe { self.queue_async(generation, waiter) }
+    }
+
+    /// Stops an asynchronous wait (its arrival still counts). Leaves no
+    /// queue entry.
+    ///
+    /// # Safety
+    /// `waiter` was queued by `wait_async_begin`/`_resume` and is not settled.
+    pub unsafe fn wait_async_abandon(&self, waiter: &AsyncWaiter) {
+        // SAFETY: forwarded from the caller; the callback does nothing.
+        unsafe { parking_lot::cancel_async(self.key(), waiter, |_, _| {}) };
+    }
+
+    /// Queues `waiter` if the barrier is still in `generation`; whether it did.
+    ///
+    /// # Safety
+    /// As for `wait_async_begin`.
+    unsafe fn queue_async(&self, generation: u32, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: the validate callback is one load; `waiter` per the contract.
+        unsafe {
+            parking_lot::park_async(
+                self.key(),
+                || self.state.load(Ordering::Acquire) & !ARRIVED_MASK == generation,
+                waiter,
+            )
+        }
+    }
+
     /// How many threads wait in the current generation (a snapshot).
     pub fn waiting(&self) -> u32 {
         self.state.load(Ordering::Relaxed) & ARRIVED_MASK
@@ -175,6 +239,25 @@ mod tests {
         }
         assert_eq!(leaders.load(Ordering::SeqCst), rounds);
         assert_eq!(b.waiting(), 0);
+    }
+
+    #[test]
+    fn an_async_wait_is_released_by_the_last_arrival() {
+        let b = Barrier::new(2);
+        let w = AsyncWaiter::new();
+        let generation = unsafe { b.wait_async_begin(&w) }.unwrap_err();
+        assert!(
+            !unsafe { b.wait_async_resume(generation, &w) },
+            "not open yet"
+        );
+        assert!(b.wait().is_leader());
+        assert!(unsafe { b.wait_async_resume(generation, &w) });
+        // Reused, and abandoned: no queue entry left.
+        let generation = unsafe { b.wait_async_begin(&w) }.unwrap_err();
+        unsafe { b.wait_async_abandon(&w) };
+        assert_eq!(crate::parking_lot::parked_count(b.key()), 0);
+        let _ = generation;
+        assert!(b.wait().is_leader());
     }
 
     #[test]

@@ -29,7 +29,7 @@
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, ParkResult, DEFAULT_UNPARK_TOKEN};
+use crate::parking_lot::{self, AsyncWaiter, ParkResult, DEFAULT_UNPARK_TOKEN};
 use crate::sync::{self, AtomicU32, Ordering};
 use core::time::Duration;
 
@@ -193,9 +193,41 @@ impl Semaphore {
             n <= MAX_PERMITS,
             "Semaphore::acquire: more permits than it can hold"
         );
-        let limit = spin_limit();
+        self.acquire_loop(n, spin_limit(), false, || {
+            if !thread_may_block() {
+                refuse_to_block("Semaphore::acquire without enough permits");
+            }
+            // SAFETY: the callbacks only read or edit this semaphore's word.
+            let result = unsafe {
+                parking_lot::park_conditionally(
+                    self.key(),
+                    || self.should_park(n),
+                    || {},
+                    |_, was_last| self.forget_parked_if_last(was_last),
+                    deadline,
+                )
+            };
+            match result {
+                ParkResult::Unparked(_) => Waited::Woken,
+                ParkResult::Invalid => Waited::Invalid,
+                ParkResult::TimedOut => Waited::Done(false),
+            }
+        })
+    }
+
+    /// The acquisition loop the blocking and the async forms share: take
+    /// when the word lets us (`queued`: we were woken from the queue, so
+    /// `FAIR` does not hold us back); spin up to `limit` yields while nobody
+    /// is parked; then set `PARKED` and call `wait`.
+    #[inline]
+    fn acquire_loop(
+        &self,
+        n: u32,
+        limit: u32,
+        mut queued: bool,
+        mut wait: impl FnMut() -> Waited,
+    ) -> bool {
         let mut spins = 0;
-        let mut queued = false;
         loop {
             if self.try_take(n, queued) {
                 return true;
@@ -231,33 +263,100 @@ impl Semaphore {
                     continue;
                 }
             }
-            if !thread_may_block() {
-                refuse_to_block("Semaphore::acquire without enough permits");
-            }
-            // SAFETY: the callbacks only read or edit this semaphore's word.
-            let result = unsafe {
-                parking_lot::park_conditionally(
-                    self.key(),
-                    || {
-                        let s = self.state.load(Ordering::Relaxed);
-                        s & PARKED != 0 && s / ONE_PERMIT < n
-                    },
-                    || {},
-                    |_, was_last| {
-                        if was_last {
-                            self.state.fetch_and(!(PARKED | FAIR), Ordering::Relaxed);
-                        }
-                    },
-                    deadline,
-                )
-            };
-            match result {
-                ParkResult::Unparked(_) => queued = true,
-                ParkResult::Invalid => {}
-                ParkResult::TimedOut => return false,
+            match wait() {
+                Waited::Done(acquired) => return acquired,
+                Waited::Woken => queued = true,
+                Waited::Invalid => {}
             }
             spins = 0;
         }
+    }
+
+    /// What a waiter for `n` permits validates under the queue lock.
+    #[inline]
+    fn should_park(&self, n: u32) -> bool {
+        let s = self.state.load(Ordering::Relaxed);
+        s & PARKED != 0 && s / ONE_PERMIT < n
+    }
+
+    /// A waiter gave up as the last one queued.
+    #[inline]
+    fn forget_parked_if_last(&self, was_last: bool) {
+        if was_last {
+            self.state.fetch_and(!(PARKED | FAIR), Ordering::Relaxed);
+        }
+    }
+
+    /// Asynchronous acquire, for threads that may not block, step 1: takes
+    /// `n` permits if free, else queues `waiter` with the parked threads and
+    /// returns `false`. Never blocks. When the waiter's word turns 0, call
+    /// [`acquire_async_resume`](Self::acquire_async_resume) (same `n`); to
+    /// give up, [`acquire_async_cancel`](Self::acquire_async_cancel).
+    ///
+    /// # Safety
+    /// `waiter` is not queued, and neither moves nor is dropped until this
+    /// attempt ends (acquired, or cancelled).
+    pub unsafe fn acquire_async_begin(&self, n: u32, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.async_loop(n, false, waiter) }
+    }
+
+    /// Step 2: `true` if the permits are ours, `false` if queued (again).
+    ///
+    /// # Safety
+    /// `waiter` was queued by `acquire_async_begin(n, ..)` on this semaphore.
+    pub unsafe fn acquire_async_resume(&self, n: u32, waiter: &AsyncWaiter) -> bool {
+        match waiter.poll() {
+            // SAFETY: the record is settled, so it may be queued again.
+            Some(_) => unsafe { self.async_loop(n, true, waiter) },
+            None => false,
+        }
+    }
+
+    /// Gives up: `true` if the permits were ours after all (the caller must
+    /// release them), `false` if nothing is held. Leaves no queue entry.
+    ///
+    /// # Safety
+    /// `waiter` was queued by `acquire_async_begin(n, ..)` on this semaphore
+    /// and the attempt has not ended.
+    pub unsafe fn acquire_async_cancel(&self, n: u32, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: the callback only edits this semaphore's word.
+        let result = unsafe {
+            parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
+                self.forget_parked_if_last(was_last)
+            })
+        };
+        match result {
+            // Woken to try: try once, so that the wake is not lost to nobody
+            // (if we do not fit, whoever holds the permits will wake again).
+            ParkResult::Unparked(_) => {
+                let taken = self.try_take(n, true);
+                if !taken {
+                    self.state.fetch_and(!FAIR, Ordering::Relaxed);
+                }
+                taken
+            }
+            ParkResult::Invalid | ParkResult::TimedOut => false,
+        }
+    }
+
+    /// # Safety
+    /// As for `acquire_async_begin`.
+    unsafe fn async_loop(&self, n: u32, queued: bool, waiter: &AsyncWaiter) -> bool {
+        assert!(
+            n <= MAX_PERMITS,
+            "Semaphore::acquire: more permits than it can hold"
+        );
+        self.acquire_loop(n, 0, queued, || {
+            // SAFETY: the validate callback is one load; `waiter` per our contract.
+            let queued =
+                unsafe { parking_lot::park_async(self.key(), || self.should_park(n), waiter) };
+            if queued {
+                Waited::Done(false)
+            } else {
+                Waited::Invalid
+            }
+        })
     }
 
     /// Wakes every parked thread to retry; sets `FAIR` if the timer says so.
@@ -291,6 +390,16 @@ impl Semaphore {
             });
         }
     }
+}
+
+/// How one wait of the acquisition loop ended.
+enum Waited {
+    /// Finished: acquired (`true`) or gave up.
+    Done(bool),
+    /// Woken from the queue: try again, ahead of arrivals.
+    Woken,
+    /// Did not wait (the word changed): try again.
+    Invalid,
 }
 
 #[cold]
@@ -339,6 +448,26 @@ mod tests {
         assert!(Instant::now() - start >= Duration::from_millis(10));
         assert!(!s.has_parked());
         assert_eq!(s.available(), 1);
+    }
+
+    #[test]
+    fn async_acquire_queues_then_takes_and_cancels_cleanly() {
+        let s = Semaphore::new(1);
+        let w = AsyncWaiter::new();
+        assert!(
+            unsafe { s.acquire_async_begin(1, &w) },
+            "free: taken at once"
+        );
+        assert!(!unsafe { s.acquire_async_begin(1, &w) });
+        assert!(!unsafe { s.acquire_async_cancel(1, &w) });
+        assert!(!s.has_parked());
+        assert!(!unsafe { s.acquire_async_begin(1, &w) });
+        s.release(1);
+        assert!(w.poll().is_some(), "the release woke the record");
+        assert!(unsafe { s.acquire_async_resume(1, &w) });
+        assert_eq!(s.available(), 0);
+        s.release(1);
+        assert!(!s.has_parked());
     }
 
     #[test]
