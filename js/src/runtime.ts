@@ -5,6 +5,8 @@
  * share the memory, the locks and conditions in it, and one ParkingLot.
  */
 import { RwLock, type RwLockPolicy } from './rwlock.js';
+import { Barrier, MAX_PARTIES } from './barrier.js';
+import { Semaphore, checkPermits } from './semaphore.js';
 import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
@@ -334,6 +336,50 @@ export class Runtime {
     const core = this.#core;
     if (core.closed) throw closedError();
     return new RwLock(core, checkAddress('Runtime.rwLockAt()', address, 4, 4, core.byteLength()));
+  }
+
+  /**
+   * A new counting semaphore with `permits` free permits (four bytes from `alloc`).
+   *
+   * @example
+   * const slots = rt.semaphore(4);
+   * slots.acquire(); try { work(); } finally { slots.release(); }
+   */
+  semaphore(permits: number): Semaphore {
+    checkPermits('Runtime.semaphore()', permits, 0);
+    const address = this.alloc(4, 4);
+    this.#core.glue.semaphore_init(address, permits);
+    return new Semaphore(this.#core, address);
+  }
+
+  /** The semaphore at `address` (from `semaphore.address`, maybe on another thread). */
+  semaphoreAt(address: number): Semaphore {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Semaphore(core, checkAddress('Runtime.semaphoreAt()', address, 4, 4, core.byteLength()));
+  }
+
+  /**
+   * A new reusable barrier for `parties` threads (eight bytes from `alloc`).
+   *
+   * @example
+   * const phase = rt.barrier(4);
+   * await phase.waitAsync();
+   */
+  barrier(parties: number): Barrier {
+    if (typeof parties !== 'number' || !Number.isInteger(parties) || parties < 1 || parties > MAX_PARTIES) {
+      throw new RangeError(`parklot: Runtime.barrier(): parties must be an integer from 1 to ${MAX_PARTIES}, got ${String(parties)}`);
+    }
+    const address = this.alloc(8, 4);
+    this.#core.glue.barrier_init(address, parties);
+    return new Barrier(this.#core, address);
+  }
+
+  /** The barrier at `address` (from `barrier.address`, maybe on another thread). */
+  barrierAt(address: number): Barrier {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Barrier(core, checkAddress('Runtime.barrierAt()', address, 8, 4, core.byteLength()));
   }
 
   /**

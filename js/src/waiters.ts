@@ -39,6 +39,10 @@ export const Queue = {
   RwRead: 4,
   /** `rwlock_async_begin` for the write lock of the reader-writer lock at `key` (issue 13). */
   RwWrite: 5,
+  /** `semaphore_async_begin` for `arg` permits of the semaphore at `key` (issue 13). */
+  Semaphore: 6,
+  /** `barrier_async_begin` on the barrier at `key` (issue 13). */
+  Barrier: 7,
 } as const;
 export type Queue = (typeof Queue)[keyof typeof Queue];
 
@@ -48,6 +52,8 @@ export class WaiterRecord {
   readonly wordIndex: number;
   queuedOn: Queue = Queue.None as Queue;
   key = 0;
+  /** What else the queue needs to cancel the wait (a semaphore's permit count). */
+  arg = 0;
   constructor(readonly address: number, wordAddress: number) {
     this.wordIndex = wordAddress >>> 2;
   }
@@ -107,6 +113,12 @@ export class WaiterPool {
           break;
         case Queue.RwWrite:
           if (g.rwlock_async_cancel(r.key, true, r.address) !== Acquired.No) g.rwlock_unlock_write(r.key);
+          break;
+        case Queue.Semaphore:
+          if (g.semaphore_async_cancel(r.key, r.arg, r.address) !== Acquired.No) g.semaphore_release(r.key, r.arg);
+          break;
+        case Queue.Barrier:
+          g.barrier_async_abandon(r.key, r.address);
           break;
         case Queue.None:
           continue;

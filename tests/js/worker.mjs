@@ -351,6 +351,46 @@ const tasks = {
     }
     return [violations, writes];
   },
+
+  /**
+   * `iterations` times: take 1 to `bound` permits of the semaphore at `sem`
+   * (blocking, or `useAsync`), count them into the i32 `held`, and give them
+   * back; returns how often `held` passed `bound`.
+   */
+  async semaphoreMix(rt, { sem, held, bound, iterations, useAsync }) {
+    const s = rt.semaphoreAt(sem);
+    const h = rt.int32(held);
+    let violations = 0;
+    for (let i = 0; i < iterations; i++) {
+      const n = (i % bound) + 1;
+      if (useAsync) await s.acquireAsync(n);
+      else s.acquire(n);
+      if (Atomics.add(h, 0, n) + n > bound) violations++;
+      Atomics.sub(h, 0, n);
+      s.release(n);
+    }
+    return violations;
+  },
+
+  /**
+   * `rounds` times: add 1 to the i32 `arrived`, wait at the barrier, and
+   * check that all `parties` arrived for this round. Returns [violations, leaderships].
+   */
+  async barrierRounds(rt, { barrier, arrived, parties, rounds, useAsync }) {
+    const b = rt.barrierAt(barrier);
+    const a = rt.int32(arrived);
+    let violations = 0;
+    let leaderships = 0;
+    for (let round = 0; round < rounds; round++) {
+      Atomics.add(a, 0, 1);
+      const leader = useAsync ? await b.waitAsync() : b.wait();
+      if (Atomics.load(a, 0) < parties * (round + 1)) violations++;
+      if (leader) leaderships++;
+      if (useAsync) await b.waitAsync();
+      else b.wait();
+    }
+    return [violations, leaderships];
+  },
 };
 
 const rt = await Runtime.attach(handle, mayBlock === undefined ? {} : { mayBlock });

@@ -194,6 +194,35 @@ pub fn semaphore_available(addr: u32) -> u32 {
     unsafe { semaphore_at(addr) }.available()
 }
 
+/// Async acquire of `n` permits, step 1: taken now, or `acquired::NO` and
+/// `waiter` queued. Steps 2 and 3 as for `lock_async_resume`/`_cancel`.
+#[wasm_bindgen]
+pub fn semaphore_async_begin(addr: u32, n: u32, waiter: u32) -> u32 {
+    // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
+    // uses it for one wait at a time.
+    let (s, w) = unsafe { (semaphore_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above.
+    yes_no(unsafe { s.acquire_async_begin(n, w) })
+}
+
+/// Async acquire, step 2 (the waiter's word changed).
+#[wasm_bindgen]
+pub fn semaphore_async_resume(addr: u32, n: u32, waiter: u32) -> u32 {
+    // SAFETY: as for semaphore_async_begin.
+    let (s, w) = unsafe { (semaphore_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above; queued by semaphore_async_begin with the same `n`.
+    yes_no(unsafe { s.acquire_async_resume(n, w) })
+}
+
+/// Async acquire, giving up: taken after all (the caller holds them), or `acquired::NO`.
+#[wasm_bindgen]
+pub fn semaphore_async_cancel(addr: u32, n: u32, waiter: u32) -> u32 {
+    // SAFETY: as for semaphore_async_begin.
+    let (s, w) = unsafe { (semaphore_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above; the attempt has not ended.
+    yes_no(unsafe { s.acquire_async_cancel(n, w) })
+}
+
 /// Sets up the barrier at `addr` (8 bytes, aligned to 4) for `parties`.
 #[wasm_bindgen]
 pub fn barrier_init(addr: u32, parties: u32) {
@@ -205,5 +234,55 @@ pub fn barrier_init(addr: u32, parties: u32) {
 #[wasm_bindgen]
 pub fn barrier_wait(addr: u32) -> bool {
     // SAFETY: an address the JS wrapper checked, of a barrier it set up.
-    unsafe { &*(addr as *const Barrier) }.wait().is_leader()
+    unsafe { barrier_at(addr) }.wait().is_leader()
+}
+
+/// The `Barrier` at `addr`.
+///
+/// # Safety
+/// As for [`rwlock_at`], for a barrier set up by [`barrier_init`].
+unsafe fn barrier_at<'a>(addr: u32) -> &'a Barrier {
+    // SAFETY: the caller's contract.
+    unsafe { &*(addr as *const Barrier) }
+}
+
+/// What `barrier_async_begin` returns beside a generation: the barrier
+/// opened by this arrival.
+pub const BARRIER_LEADER: i32 = -1;
+/// ... or opened meanwhile (through, not the leader).
+pub const BARRIER_PASSED: i32 = -2;
+
+/// Async barrier wait, step 1: `BARRIER_LEADER`, `BARRIER_PASSED`, or the
+/// generation (0 or more) to pass to `barrier_async_resume`, `waiter` queued.
+#[wasm_bindgen]
+pub fn barrier_async_begin(addr: u32, waiter: u32) -> i32 {
+    // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
+    // uses it for one wait at a time.
+    let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above.
+    match unsafe { b.wait_async_begin(w) } {
+        Ok(true) => BARRIER_LEADER,
+        Ok(false) => BARRIER_PASSED,
+        // The generation sits in the upper 16 bits: shifted down, it fits.
+        Err(generation) => (generation >> 16) as i32,
+    }
+}
+
+/// Async barrier wait, step 2: whether the barrier opened past `generation`
+/// (else `waiter` is queued again).
+#[wasm_bindgen]
+pub fn barrier_async_resume(addr: u32, generation: i32, waiter: u32) -> bool {
+    // SAFETY: as for barrier_async_begin.
+    let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above; queued by barrier_async_begin for this generation.
+    unsafe { b.wait_async_resume((generation as u32) << 16, w) }
+}
+
+/// Stops watching an async barrier wait (the arrival still counts).
+#[wasm_bindgen]
+pub fn barrier_async_abandon(addr: u32, waiter: u32) {
+    // SAFETY: as for barrier_async_begin.
+    let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above; the record is queued and not settled.
+    unsafe { b.wait_async_abandon(w) }
 }
