@@ -172,9 +172,11 @@ fn add_reader(s: u32) -> Option<u32> {
 /// let l = parklot::RawRwLock::new();
 /// l.lock_shared();
 /// assert!(l.try_lock_shared() && !l.try_lock_exclusive());
+/// // SAFETY: two reads are held, taken just above.
 /// unsafe { l.unlock_shared(); l.unlock_shared() };
 /// l.lock_exclusive();
 /// assert!(!l.try_lock_shared());
+/// // SAFETY: the write lock is held, taken just above.
 /// unsafe { l.unlock_exclusive() };
 /// ```
 #[repr(transparent)] // four bytes: C and the wasm module rely on it
