@@ -52,12 +52,15 @@
 //!
 //! An unpark token of [`TOKEN_HANDOFF`] means the waker made the woken thread
 //! the holder of what it asked for; [`TOKEN_RETRY`] means "try again".
-//! Upgradable readers are only ever woken to retry.
+//! Upgradable readers are only ever woken to retry. A waiter whose owner is
+//! reaped (a terminated worker) gives back what it was handed and passes on
+//! a wake (`ABANDON`); a *holder* that is reaped is not tracked, so what it
+//! held stays held.
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, AsyncWaiter, ParkResult, UnparkResult, UnparkToken};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkResult, UnparkToken};
 use crate::sync::{self, AtomicU32, Ordering};
 use core::time::Duration;
 
@@ -149,6 +152,67 @@ impl Class {
                 .then(|| ((s - ONE_READER - UPGRADABLE) | WRITER) & !UPGRADE_PARKED),
         }
     }
+}
+
+impl Class {
+    /// The class a const parameter names (for the `Abandon` tables).
+    const fn of(code: u8) -> Class {
+        match code {
+            0 => Class::Reader,
+            1 => Class::Writer,
+            2 => Class::Upgrade,
+            _ => Class::Upgradable,
+        }
+    }
+
+    /// What a waiter of this class owes the others if its owner is reaped.
+    fn abandon(self) -> &'static Abandon {
+        match self {
+            Class::Reader => &ABANDON[0],
+            Class::Writer => &ABANDON[1],
+            Class::Upgrade => &ABANDON[2],
+            Class::Upgradable => &ABANDON[3],
+        }
+    }
+}
+
+/// What a waiter owes the others if its owner is reaped while queued or
+/// before it acted on its wakeup (see [`parking_lot::Abandon`]): as the last
+/// one queued, its class's parked bit; a hand-off it never took, the lock
+/// (released, which wakes whoever is next); a wake to compete, that wake
+/// (the lock is taken and released if free, which passes it on).
+static ABANDON: [Abandon; 4] = [
+    Abandon {
+        dequeued: abandon_dequeued::<0>,
+        claimed: abandon_claimed::<0>,
+    },
+    Abandon {
+        dequeued: abandon_dequeued::<1>,
+        claimed: abandon_claimed::<1>,
+    },
+    Abandon {
+        dequeued: abandon_dequeued::<2>,
+        claimed: abandon_claimed::<2>,
+    },
+    Abandon {
+        dequeued: abandon_dequeued::<3>,
+        claimed: abandon_claimed::<3>,
+    },
+];
+
+/// The lock a reaped waiter was queued on.
+fn owed_rwlock<'a>(object: *const ()) -> &'a RawRwLock {
+    // SAFETY: `RawRwLock::owed` is the only maker of these debts, and a lock
+    // outlives its waiters (park_owing's contract).
+    unsafe { &*object.cast::<RawRwLock>() }
+}
+
+fn abandon_dequeued<const CLASS: u8>(object: *const (), was_last: bool) {
+    owed_rwlock(object).forget_parked_if_last(Class::of(CLASS), was_last);
+}
+
+fn abandon_claimed<const CLASS: u8>(object: *const (), token: UnparkToken) {
+    owed_rwlock(object).pass_on(Class::of(CLASS), token);
 }
 
 #[inline]
@@ -559,7 +623,12 @@ impl RawRwLock {
         self.acquire_loop(class, 0, || {
             // SAFETY: the validate callback is one load; `waiter` per our contract.
             let queued = unsafe {
-                parking_lot::park_async(self.key(class), || self.should_park(class), waiter)
+                parking_lot::park_async_owing(
+                    self.key(class),
+                    || self.should_park(class),
+                    waiter,
+                    self.owed(class),
+                )
             };
             queued.then_some(false)
         })
@@ -639,6 +708,36 @@ impl RawRwLock {
     #[inline]
     fn key(&self, class: Class) -> usize {
         self as *const RawRwLock as usize + class.key_offset()
+    }
+
+    /// What a waiter of `class` on this lock owes if it is reaped.
+    fn owed(&self, class: Class) -> Owed {
+        Owed {
+            abandon: class.abandon(),
+            object: (self as *const RawRwLock).cast(),
+            with: 0,
+        }
+    }
+
+    /// For a reaped waiter that was woken before its owner could act: gives
+    /// back a hand-off, or uses a wake to compete by taking and releasing
+    /// the lock if it is free (which wakes the next), so nothing is lost.
+    fn pass_on(&self, class: Class, token: UnparkToken) {
+        if token != TOKEN_HANDOFF && (class == Class::Upgrade || !self.try_enter(class)) {
+            // Held by someone else, whose release wakes the next; an upgrade
+            // waiter's lock is held by its dead owner anyway.
+            return;
+        }
+        // SAFETY: we hold what `class` takes (handed over, or just entered),
+        // on behalf of the gone owner, who will never release it.
+        unsafe {
+            match class {
+                Class::Reader => self.unlock_shared(),
+                Class::Writer => self.unlock_exclusive(),
+                Class::Upgradable => self.unlock_upgradable(),
+                Class::Upgrade => {}
+            }
+        }
     }
 
     /// One attempt to enter: the fast path (a load and a CAS).
@@ -743,12 +842,13 @@ impl RawRwLock {
             // SAFETY: the callbacks only read or edit this lock's word: no
             // panics, no ParkingLot calls.
             let result = unsafe {
-                parking_lot::park_conditionally(
+                parking_lot::park_owing(
                     self.key(class),
                     || self.should_park(class),
                     || {},
                     |_, was_last| self.forget_parked_if_last(class, was_last),
                     deadline,
+                    self.owed(class),
                 )
             };
             match result {
@@ -1522,6 +1622,38 @@ mod tests {
             unsafe { l.unlock_shared() };
             t.join().unwrap();
             assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
+        }
+    }
+
+    #[test]
+    fn a_reaped_queued_waiter_owes_nothing_and_is_never_handed_the_lock() {
+        let l = RawRwLock::new();
+        l.lock_shared();
+        let gone = AsyncWaiter::new();
+        assert!(!unsafe { l.lock_exclusive_async_begin(&gone) });
+        // SAFETY (test): nobody uses `gone` again.
+        unsafe { parking_lot::abandon_async(&gone) };
+        assert_eq!(parking_lot::parked_count(l.key(Class::Writer)), 0);
+        unsafe { l.unlock_shared() };
+        assert_eq!(state(&l), PREFER_WRITERS, "free, no parked bit");
+    }
+
+    #[test]
+    fn a_handoff_the_reaped_owner_never_took_is_released() {
+        for class in [Class::Reader, Class::Writer] {
+            let l = RawRwLock::new();
+            l.lock_exclusive();
+            let gone = AsyncWaiter::new();
+            assert!(!unsafe { l.async_begin(class, &gone) });
+            unsafe { l.unlock_exclusive_fair() }; // hands it to the record
+            assert!(l.is_locked(), "{class:?}: handed over");
+            // SAFETY (test): nobody uses `gone` again.
+            unsafe { parking_lot::abandon_async(&gone) };
+            assert_eq!(
+                state(&l),
+                PREFER_WRITERS,
+                "{class:?}: released for the gone owner"
+            );
         }
     }
 

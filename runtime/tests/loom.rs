@@ -376,6 +376,45 @@ mod rwlock {
         reader_and_writer_against_a_handoff(RwLockPolicy::PreferReaders, false);
     }
 
+    /// An async reader (a page's thread) races a blocking writer: it begins,
+    /// and if queued gives up at once (a timeout racing a wakeup), then reads
+    /// for real; a hand-off or wake it was given is never lost, and the lock
+    /// ends free with no parked bit.
+    #[test]
+    fn rwlock_async_read_against_a_writer_and_cancel() {
+        use parklot::parking_lot::AsyncWaiter;
+        parklot::set_spin_limit(0);
+        for policy in BOTH {
+            model(move || {
+                let l = Arc::new(RawRwLock::with_policy(policy));
+                let data = Arc::new(Counter(UnsafeCell::new(0)));
+                let (l2, d2) = (l.clone(), data.clone());
+                let writer = thread::spawn(move || {
+                    l2.lock_exclusive();
+                    d2.bump();
+                    unsafe { l2.unlock_exclusive() };
+                });
+                let (l3, d3) = (l.clone(), data.clone());
+                let reader = thread::spawn(move || {
+                    let waiter = AsyncWaiter::new();
+                    let mut held = unsafe { l3.lock_shared_async_begin(&waiter) };
+                    if !held {
+                        held = unsafe { l3.lock_shared_async_cancel(&waiter) };
+                    }
+                    if !held {
+                        l3.lock_shared();
+                    }
+                    let _ = d3.get();
+                    unsafe { l3.unlock_shared() };
+                });
+                writer.join().unwrap();
+                reader.join().unwrap();
+                assert_eq!(data.get(), 1);
+                assert_idle(&l);
+            });
+        }
+    }
+
     /// An upgrade races a writer while the main thread reads: the upgrader
     /// waits for the reader to leave, the writer for both; neither loses a
     /// wakeup and the two writes never overlap.
