@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
 import { openGate, sleep, spawn, withTimeout } from './helpers.js';
 
+const DEADLINE_MS = 30_000;
+
 let rt: Runtime;
 beforeAll(async () => {
   rt = await Runtime.create();
@@ -80,6 +82,24 @@ describe('RwLock', () => {
     expect(await writing).toBe(true);
     expect(lock.state().held).toBe('write');
     lock.unlockWrite();
+  });
+
+  it('a worker terminated while it waits to write: the next writer still gets in', async () => {
+    const lock = rt.rwLock();
+    lock.read();
+    const a = spawn(rt, 'rwPark', { rw: lock.address, write: true });
+    await a.next('parking');
+    await sleep(100);
+    const b = spawn(rt, 'rwPark', { rw: lock.address, write: true });
+    await b.next('parking');
+    await sleep(100);
+    await a.worker.terminate();
+    lock.unlockRead();
+    await withTimeout(b.next('locked'), DEADLINE_MS, 'worker B to write after worker A, queued before it, was terminated');
+    await withTimeout(b.done, DEADLINE_MS, 'worker B to finish');
+    expect(await lock.writeAsync(DEADLINE_MS)).toBe(true);
+    lock.unlockWrite();
+    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
   });
 
   it('errors that teach: unlocks of what is not held, bad policies, addresses', () => {

@@ -318,6 +318,18 @@ const tasks = {
 
   // ----- issue 13: the reader-writer lock -----
 
+  /** Posts 'parking', takes the reader-writer lock at `rw` (`write` or read), posts 'locked', releases it. */
+  rwPark(rt, { rw, write }) {
+    const l = rt.rwLockAt(rw);
+    post('parking');
+    if (write) l.write();
+    else l.read();
+    post('locked');
+    if (write) l.unlockWrite();
+    else l.unlockRead();
+    return true;
+  },
+
   /**
    * `iterations` times: a read or (every `writeEvery`th) a write of the
    * reader-writer lock at `rw`, blocking or (`useAsync`) with readAsync /
