@@ -415,6 +415,35 @@ mod rwlock {
         }
     }
 
+    /// A gone owner's async write record is reaped while the main thread's
+    /// write lock is released fairly and a live reader waits: whoever the
+    /// lock goes to, the reader gets in and the lock ends free.
+    #[test]
+    fn rwlock_reaping_a_waiter_against_a_fair_unlock() {
+        use parklot::parking_lot::{abandon_async, AsyncWaiter};
+        parklot::set_spin_limit(0);
+        model(|| {
+            let l = Arc::new(RawRwLock::new());
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let gone = Arc::new(AsyncWaiter::new());
+            l.lock_exclusive();
+            assert!(!unsafe { l.lock_exclusive_async_begin(&gone) });
+            let (l2, d2) = (l.clone(), data.clone());
+            let live = thread::spawn(move || {
+                l2.lock_shared();
+                let _ = d2.get();
+                unsafe { l2.unlock_shared() };
+            });
+            let g2 = gone.clone();
+            let reaper = thread::spawn(move || unsafe { abandon_async(&g2) });
+            data.bump();
+            unsafe { l.unlock_exclusive_fair() };
+            reaper.join().unwrap();
+            live.join().unwrap();
+            assert_idle(&l);
+        });
+    }
+
     /// An upgrade races a writer while the main thread reads: the upgrader
     /// waits for the reader to leave, the writer for both; neither loses a
     /// wakeup and the two writes never overlap.
