@@ -20,7 +20,8 @@
 //!   arrivals cannot take the permits before the woken threads try; the
 //!   first woken thread to acquire, or to find it still does not fit, clears
 //!   it; arrivals that would fit meanwhile yield instead of parking.
-//! - a waiter that times out as the last one clears `PARKED` and `FAIR`.
+//! - a waiter that times out as the last one clears `PARKED` and `FAIR`; one
+//!   whose owner is reaped after it was woken clears `FAIR`.
 //!
 //! So the semaphore is FIFO-ish: arrivals barge, but about once a
 //! millisecond the parked threads go first, and nobody who fits waits for
@@ -29,13 +30,32 @@
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, AsyncWaiter, ParkResult, DEFAULT_UNPARK_TOKEN};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, DEFAULT_UNPARK_TOKEN};
 use crate::sync::{self, AtomicU32, Ordering};
 use core::time::Duration;
 
 const PARKED: u32 = 1;
 const FAIR: u32 = 1 << 1;
 const ONE_PERMIT: u32 = 1 << 2;
+
+/// What a waiter owes the others if its owner is reaped (a terminated
+/// worker): as the last one queued, `PARKED`; woken, its turn under `FAIR`
+/// (cleared, or arrivals would yield to a thread that never comes).
+static SEMAPHORE_ABANDON: Abandon = Abandon {
+    dequeued: |sem, was_last| owed_semaphore(sem).forget_parked_if_last(was_last),
+    claimed: |sem, _| {
+        owed_semaphore(sem)
+            .state
+            .fetch_and(!FAIR, Ordering::Relaxed);
+    },
+};
+
+/// The semaphore a reaped waiter was queued on.
+fn owed_semaphore<'a>(object: *const ()) -> &'a Semaphore {
+    // SAFETY: `Semaphore::owed` is the only maker of these debts, and a
+    // semaphore outlives its waiters (park_owing's contract).
+    unsafe { &*object.cast::<Semaphore>() }
+}
 
 /// The most permits a [`Semaphore`] holds.
 pub const MAX_PERMITS: u32 = u32::MAX >> 2;
@@ -147,6 +167,15 @@ impl Semaphore {
         self as *const Semaphore as usize
     }
 
+    /// What a waiter on this semaphore owes if it is reaped.
+    fn owed(&self) -> Owed {
+        Owed {
+            abandon: &SEMAPHORE_ABANDON,
+            object: (self as *const Semaphore).cast(),
+            with: 0,
+        }
+    }
+
     /// Adds `n` permits; returns the word after, or `None` (nothing
     /// changed) past [`MAX_PERMITS`].
     #[inline]
@@ -199,12 +228,13 @@ impl Semaphore {
             }
             // SAFETY: the callbacks only read or edit this semaphore's word.
             let result = unsafe {
-                parking_lot::park_conditionally(
+                parking_lot::park_owing(
                     self.key(),
                     || self.should_park(n),
                     || {},
                     |_, was_last| self.forget_parked_if_last(was_last),
                     deadline,
+                    self.owed(),
                 )
             };
             match result {
@@ -349,8 +379,14 @@ impl Semaphore {
         );
         self.acquire_loop(n, 0, queued, || {
             // SAFETY: the validate callback is one load; `waiter` per our contract.
-            let queued =
-                unsafe { parking_lot::park_async(self.key(), || self.should_park(n), waiter) };
+            let queued = unsafe {
+                parking_lot::park_async_owing(
+                    self.key(),
+                    || self.should_park(n),
+                    waiter,
+                    self.owed(),
+                )
+            };
             if queued {
                 Waited::Done(false)
             } else {
@@ -468,6 +504,21 @@ mod tests {
         assert_eq!(s.available(), 0);
         s.release(1);
         assert!(!s.has_parked());
+    }
+
+    #[test]
+    fn a_reaped_waiter_woken_under_fair_leaves_no_fair_bit() {
+        let s = Semaphore::new(0);
+        let gone = AsyncWaiter::new();
+        assert!(!unsafe { s.acquire_async_begin(1, &gone) });
+        s.release(1); // wakes the record, whose owner is gone
+                      // As if the fairness timer had fired on that wake.
+        s.state.fetch_or(FAIR, Ordering::Relaxed);
+        assert!(!s.try_acquire(1), "FAIR holds arrivals back");
+        // SAFETY (test): nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(&gone) };
+        assert!(!s.has_parked(), "{s:?}");
+        assert!(s.try_acquire(1), "arrivals are not held back");
     }
 
     #[test]
