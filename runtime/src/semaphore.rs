@@ -19,7 +19,8 @@
 //!   so (about once a millisecond, the Lock's rule), set `FAIR` so that new
 //!   arrivals cannot take the permits before the woken threads try; the
 //!   first woken thread to acquire, or to find it still does not fit, clears
-//!   it; arrivals that would fit meanwhile yield instead of parking.
+//!   it; arrivals that would fit meanwhile yield instead of parking (up to
+//!   the spin limit; the async form, which may not spin, does not wait).
 //! - a waiter that times out as the last one clears `PARKED` and `FAIR`; one
 //!   whose owner is reaped after it was woken clears `FAIR`.
 //!
@@ -196,8 +197,9 @@ impl Semaphore {
         }
     }
 
-    /// Takes `n` permits if free; `queued`: the caller was parked, so `FAIR`
-    /// does not hold it back (and it clears `FAIR` as it takes).
+    /// Takes `n` permits if free; `queued`: the caller was parked (or has
+    /// deferred to the parked long enough), so `FAIR` does not hold it back
+    /// (and it clears `FAIR` as it takes).
     #[inline]
     fn try_take(&self, n: u32, queued: bool) -> bool {
         let mut s = self.state.load(Ordering::Relaxed);
@@ -258,8 +260,12 @@ impl Semaphore {
         mut wait: impl FnMut() -> Waited,
     ) -> bool {
         let mut spins = 0;
+        // Yields spent letting the woken go first; past `limit` (at once for
+        // the async form, whose woken may be tasks of this very thread) we
+        // take the permits anyway rather than wait for them without bound.
+        let mut deferred = 0;
         loop {
-            if self.try_take(n, queued) {
+            if self.try_take(n, queued || deferred >= limit) {
                 return true;
             }
             let s = self.state.load(Ordering::Relaxed);
@@ -270,8 +276,9 @@ impl Semaphore {
                     queued = false;
                     continue;
                 }
-                if s / ONE_PERMIT >= n {
+                if s / ONE_PERMIT >= n && deferred < limit {
                     // The woken threads go first; they clear FAIR at once.
+                    deferred += 1;
                     sync::yield_now();
                     continue;
                 }
@@ -519,6 +526,17 @@ mod tests {
         unsafe { crate::parking_lot::abandon_async(&gone) };
         assert!(!s.has_parked(), "{s:?}");
         assert!(s.try_acquire(1), "arrivals are not held back");
+    }
+
+    #[test]
+    fn an_async_arrival_under_fair_takes_instead_of_waiting_for_the_woken() {
+        // The woken may be tasks of this very thread: spinning would hang it.
+        let s = Semaphore::new(1);
+        s.state.fetch_or(FAIR, Ordering::Relaxed);
+        let w = AsyncWaiter::new();
+        assert!(unsafe { s.acquire_async_begin(1, &w) });
+        assert_eq!(s.available(), 0);
+        assert!(!s.has_parked());
     }
 
     #[test]
