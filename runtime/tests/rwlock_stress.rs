@@ -67,6 +67,11 @@ fn mixed(policy: RwLockPolicy, threads: usize, per_thread: usize) {
                         0..=3 => {
                             let g = lock.read();
                             inside.enter_read();
+                            if x & 16 != 0 {
+                                // Hold it across a switch now and then: otherwise
+                                // each thread runs alone in its time slice.
+                                thread::yield_now();
+                            }
                             std::hint::black_box(*g);
                             inside.leave_read();
                         }
@@ -74,6 +79,9 @@ fn mixed(policy: RwLockPolicy, threads: usize, per_thread: usize) {
                             let mut g = lock.write();
                             inside.enter_write();
                             *g += 1;
+                            if x & 16 != 0 {
+                                thread::yield_now();
+                            }
                             writes.fetch_add(1, Ordering::Relaxed);
                             inside.leave_write();
                             if x & 256 != 0 {

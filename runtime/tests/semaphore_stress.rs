@@ -24,10 +24,11 @@ fn permits_held_never_exceed_the_bound() {
     for threads in [2, 4, 8, 16] {
         let sem = Arc::new(Semaphore::new(BOUND));
         let held = Arc::new(AtomicU32::new(0));
-        let per_thread = scaled(40_000) / threads;
+        let taken = Arc::new(AtomicU32::new(0));
+        let per_thread = scaled(400_000) / threads;
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let (sem, held) = (sem.clone(), held.clone());
+                let (sem, held, taken) = (sem.clone(), held.clone(), taken.clone());
                 thread::spawn(move || {
                     let mut x = t as u64 * 7919 + 1;
                     for _ in 0..per_thread {
@@ -42,9 +43,14 @@ fn permits_held_never_exceed_the_bound() {
                             true
                         };
                         if got {
+                            taken.fetch_add(1, Ordering::Relaxed);
                             let now = held.fetch_add(n, Ordering::SeqCst) + n;
                             assert!(now <= BOUND, "{now} permits held of {BOUND}");
-                            std::hint::black_box(now);
+                            if x & 3 == 0 {
+                                // Hold the permits across a switch now and then:
+                                // otherwise each thread runs alone in its time slice.
+                                thread::yield_now();
+                            }
                             held.fetch_sub(n, Ordering::SeqCst);
                             sem.release(n);
                         }
@@ -57,5 +63,6 @@ fn permits_held_never_exceed_the_bound() {
         }
         assert_eq!(sem.available(), BOUND);
         assert!(!sem.has_parked(), "{sem:?}");
+        assert!(taken.load(Ordering::Relaxed) > 0);
     }
 }
