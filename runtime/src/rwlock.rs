@@ -328,6 +328,18 @@ impl RawRwLock {
         }
     }
 
+    /// Releases a shared lock; if it was the last read and threads wait,
+    /// hands the lock to them (no barging).
+    ///
+    /// # Safety
+    /// As for [`unlock_shared`](Self::unlock_shared).
+    pub unsafe fn unlock_shared_fair(&self) {
+        let s = self.state.fetch_sub(ONE_READER, Ordering::Release) - ONE_READER;
+        if s & (WRITERS_PARKED | UPGRADE_PARKED | READERS_PARKED) != 0 {
+            self.reader_left_with(s, true);
+        }
+    }
+
     /// Like [`unlock_shared`](Self::unlock_shared), but a lock nobody reads
     /// (plainly: an upgradable read alone does not count) is reported and
     /// left untouched, for callers that cannot prove they hold it (C, JS).
@@ -887,6 +899,11 @@ impl RawRwLock {
     /// which writers or an upgrade wait.
     #[cold]
     fn reader_left(&self, s: u32) {
+        self.reader_left_with(s, false);
+    }
+
+    /// [`reader_left`](Self::reader_left); `force`: a fair release.
+    fn reader_left_with(&self, s: u32, force: bool) {
         if s & UPGRADE_PARKED != 0 && readers(s) == 1 {
             // Only the upgrader reads now: wake it (it is the only one that
             // may wait on that address).
@@ -898,7 +915,7 @@ impl RawRwLock {
                 });
             }
         } else if readers(s) == 0 || s & UPGRADABLE_PARKED != 0 {
-            self.unblock(false);
+            self.unblock_with(false, force);
         } else if s & (PREFER_WRITERS | WRITER_FIRST) == 0
             && s & WRITERS_PARKED != 0
             && parking_lot::time_to_be_fair(self.key(Class::Writer))
@@ -1009,7 +1026,13 @@ impl RawRwLock {
     /// just woken (or handed the lock), so do not wake another. Each round
     /// that wakes nobody clears a parked bit, so the loop ends.
     #[cold]
-    fn unblock(&self, mut writer_woken: bool) {
+    fn unblock(&self, writer_woken: bool) {
+        self.unblock_with(writer_woken, false);
+    }
+
+    /// [`unblock`](Self::unblock); `force`: hand the lock over to whoever
+    /// it wakes, whatever the fairness timer says (a fair release).
+    fn unblock_with(&self, mut writer_woken: bool, force: bool) {
         loop {
             let mut s = self.state.load(Ordering::Relaxed);
             if s & WRITER_FIRST != 0 && s & WRITERS_PARKED == 0 {
@@ -1019,14 +1042,14 @@ impl RawRwLock {
             let writer_may = s & WRITERS_PARKED != 0 && Class::Writer.enter(s).is_some();
             let reader_may = s & READERS_PARKED != 0 && Class::Reader.enter(s).is_some();
             if writer_may && !writer_woken && (!reader_may || s & PREFER_WRITERS != 0) {
-                match self.wake_writer(0, false) {
+                match self.wake_writer(0, force) {
                     Wake::Handed => return,
                     Wake::Woke => writer_woken = true,
                     Wake::Nobody => {}
                 }
                 continue;
             }
-            if reader_may && self.wake_readers(0, false) == Wake::Nobody {
+            if reader_may && self.wake_readers(0, force) == Wake::Nobody {
                 continue;
             }
             if reader_may {
@@ -1190,6 +1213,20 @@ mod lock_api_impls {
 
         fn is_locked_exclusive(&self) -> bool {
             RawRwLock::is_locked_exclusive(self)
+        }
+    }
+
+    // SAFETY: as for RawRwLock; the fair unlocks release the same
+    // acquisitions, only handing them over instead of letting others barge.
+    unsafe impl lock_api::RawRwLockFair for RawRwLock {
+        unsafe fn unlock_shared_fair(&self, _guard: GuardSend) {
+            // SAFETY: forwarded from the caller.
+            unsafe { RawRwLock::unlock_shared_fair(self) }
+        }
+
+        unsafe fn unlock_exclusive_fair(&self, _guard: GuardSend) {
+            // SAFETY: forwarded from the caller.
+            unsafe { RawRwLock::unlock_exclusive_fair(self) }
         }
     }
 
@@ -1536,6 +1573,34 @@ mod tests {
         release.store(true, Ordering::SeqCst);
         w.join().unwrap();
         assert_eq!(state(&l), PREFER_WRITERS);
+    }
+
+    #[test]
+    fn a_fair_read_unlock_hands_the_lock_to_a_parked_writer() {
+        let l = Arc::new(RawRwLock::with_policy(RwLockPolicy::PreferReaders));
+        l.lock_shared();
+        let l2 = l.clone();
+        let release = Arc::new(AtomicBool::new(false));
+        let r2 = release.clone();
+        let w = std::thread::spawn(move || {
+            l2.lock_exclusive();
+            while !r2.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            unsafe { l2.unlock_exclusive() };
+        });
+        wait_queued(&l, Class::Writer, 1);
+        unsafe { l.unlock_shared_fair() };
+        assert!(
+            !l.try_lock_shared(),
+            "handed to the writer: no reader barges in"
+        );
+        release.store(true, Ordering::SeqCst);
+        w.join().unwrap();
+        let m = RwLock::new(1);
+        let g = m.read();
+        RwLockReadGuard::unlock_fair(g);
+        assert_eq!(state(&l), 0);
     }
 
     #[test]
