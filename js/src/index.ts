@@ -19,6 +19,10 @@ export type { AttachOptions, RuntimeHandle, RuntimeOptions } from './runtime.js'
 export { Lock } from './lock.js';
 export { OwnerDiedError } from './errors.js';
 export { Condition } from './condition.js';
+export { RwLock } from './rwlock.js';
+export type { RwLockPolicy } from './rwlock.js';
+export { Semaphore } from './semaphore.js';
+export { Barrier } from './barrier.js';
 export { RuntimeAtomics } from './atomics.js';
 export { attachWorker, spawnWorker } from './spawn.js';
 export type { SpawnOptions, WorkerLike } from './spawn.js';

@@ -4,6 +4,9 @@
  * workers, and each worker attaches (`Runtime.attach`): all of them then
  * share the memory, the locks and conditions in it, and one ParkingLot.
  */
+import { RwLock, type RwLockPolicy } from './rwlock.js';
+import { Barrier, MAX_PARTIES } from './barrier.js';
+import { Semaphore, checkPermits } from './semaphore.js';
 import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
@@ -299,6 +302,84 @@ export class Runtime {
     const core = this.#core;
     if (core.closed) throw closedError();
     return new Lock(core, checkAddress('Runtime.lockAt()', address, 1, 1, core.byteLength()));
+  }
+
+  /**
+   * A new reader-writer lock (four bytes from `alloc`), unlocked. `policy`:
+   * 'prefer-writers' (the default: new readers wait while a writer waits) or
+   * 'prefer-readers'; about once a millisecond the other side is handed the
+   * lock, so neither starves.
+   *
+   * @example
+   * const table = rt.rwLock();
+   * table.withRead(() => lookup());
+   */
+  rwLock(options: { policy?: RwLockPolicy } = {}): RwLock {
+    const policy = options.policy ?? 'prefer-writers';
+    if (policy !== 'prefer-writers' && policy !== 'prefer-readers') {
+      throw new TypeError(`parklot: Runtime.rwLock(): policy must be 'prefer-writers' or 'prefer-readers', got ${String(policy)}`);
+    }
+    const address = this.alloc(4, 4);
+    this.#core.glue.rwlock_init(address, policy === 'prefer-writers');
+    return new RwLock(this.#core, address);
+  }
+
+  /**
+   * The reader-writer lock at `address` (from `rwLock.address`, maybe on
+   * another thread). Throws a RangeError for an address outside the memory
+   * or not aligned to 4.
+   *
+   * @example
+   * const table = rt.rwLockAt(message.tableLock);
+   */
+  rwLockAt(address: number): RwLock {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new RwLock(core, checkAddress('Runtime.rwLockAt()', address, 4, 4, core.byteLength()));
+  }
+
+  /**
+   * A new counting semaphore with `permits` free permits (four bytes from `alloc`).
+   *
+   * @example
+   * const slots = rt.semaphore(4);
+   * slots.acquire(); try { work(); } finally { slots.release(); }
+   */
+  semaphore(permits: number): Semaphore {
+    checkPermits('Runtime.semaphore()', permits, 0);
+    const address = this.alloc(4, 4);
+    this.#core.glue.semaphore_init(address, permits);
+    return new Semaphore(this.#core, address);
+  }
+
+  /** The semaphore at `address` (from `semaphore.address`, maybe on another thread). */
+  semaphoreAt(address: number): Semaphore {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Semaphore(core, checkAddress('Runtime.semaphoreAt()', address, 4, 4, core.byteLength()));
+  }
+
+  /**
+   * A new reusable barrier for `parties` threads (eight bytes from `alloc`).
+   *
+   * @example
+   * const phase = rt.barrier(4);
+   * await phase.waitAsync();
+   */
+  barrier(parties: number): Barrier {
+    if (typeof parties !== 'number' || !Number.isInteger(parties) || parties < 1 || parties > MAX_PARTIES) {
+      throw new RangeError(`parklot: Runtime.barrier(): parties must be an integer from 1 to ${MAX_PARTIES}, got ${String(parties)}`);
+    }
+    const address = this.alloc(8, 4);
+    this.#core.glue.barrier_init(address, parties);
+    return new Barrier(this.#core, address);
+  }
+
+  /** The barrier at `address` (from `barrier.address`, maybe on another thread). */
+  barrierAt(address: number): Barrier {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Barrier(core, checkAddress('Runtime.barrierAt()', address, 8, 4, core.byteLength()));
   }
 
   /**

@@ -35,6 +35,14 @@ export const Queue = {
   Condition: 2,
   /** `atomics_wait{32,64}_async_begin` on the word at `key`. */
   Address: 3,
+  /** `rwlock_async_begin` for a read of the reader-writer lock at `key` */
+  RwRead: 4,
+  /** `rwlock_async_begin` for the write lock of the reader-writer lock at `key` */
+  RwWrite: 5,
+  /** `semaphore_async_begin` for `arg` permits of the semaphore at `key` */
+  Semaphore: 6,
+  /** `barrier_async_begin` on the barrier at `key` */
+  Barrier: 7,
 } as const;
 export type Queue = (typeof Queue)[keyof typeof Queue];
 
@@ -44,6 +52,8 @@ export class WaiterRecord {
   readonly wordIndex: number;
   queuedOn: Queue = Queue.None as Queue;
   key = 0;
+  /** What else the queue needs to cancel the wait (a semaphore's permit count). */
+  arg = 0;
   constructor(readonly address: number, wordAddress: number) {
     this.wordIndex = wordAddress >>> 2;
   }
@@ -97,6 +107,18 @@ export class WaiterPool {
           break;
         case Queue.Address:
           g.atomics_wait_async_cancel(r.key, r.address);
+          break;
+        case Queue.RwRead:
+          if (g.rwlock_async_cancel(r.key, false, r.address) !== Acquired.No) g.rwlock_unlock_read(r.key);
+          break;
+        case Queue.RwWrite:
+          if (g.rwlock_async_cancel(r.key, true, r.address) !== Acquired.No) g.rwlock_unlock_write(r.key);
+          break;
+        case Queue.Semaphore:
+          if (g.semaphore_async_cancel(r.key, r.arg, r.address) !== Acquired.No) g.semaphore_release(r.key, r.arg);
+          break;
+        case Queue.Barrier:
+          g.barrier_async_abandon(r.key, r.address);
           break;
         case Queue.None:
           continue;

@@ -197,6 +197,99 @@ int32_t parklot_async_wait_cancel(parklot_async_wait_t *wait);
  *  calls its waker). NULL is ignored. */
 void parklot_async_wait_release(parklot_async_wait_t *wait);
 
+/* ---- reader-writer lock, semaphore, barrier, once --------------------- */
+
+/** A reader-writer lock in one 32-bit word (see the Rust docs of RawRwLock
+ *  for the word). Initialise with parklot_rwlock_init, or with
+ *  PARKLOT_RWLOCK_INIT_PREFER_WRITERS / PARKLOT_RWLOCK_INIT_PREFER_READERS. */
+typedef struct parklot_rwlock {
+    uint32_t state;
+} parklot_rwlock_t;
+
+#define PARKLOT_RWLOCK_INIT_PREFER_WRITERS {0x80}
+#define PARKLOT_RWLOCK_INIT_PREFER_READERS {0}
+
+/** A counting semaphore in one 32-bit word. Initialise with parklot_semaphore_init. */
+typedef struct parklot_semaphore {
+    uint32_t state;
+} parklot_semaphore_t;
+
+/** A reusable barrier. Initialise with parklot_barrier_init. */
+typedef struct parklot_barrier {
+    uint32_t state;
+    uint32_t parties;
+} parklot_barrier_t;
+
+/** One-time initialisation in one byte. Initialise with PARKLOT_ONCE_INIT. */
+typedef struct parklot_once {
+    uint8_t state;
+} parklot_once_t;
+
+#define PARKLOT_ONCE_INIT {0}
+
+/** Initialises `lock`: writer-preferring (new readers wait while a writer
+ *  waits) if prefer_writers is non-zero, else reader-preferring. Either way
+ *  neither side starves: about once a millisecond the other side is handed
+ *  the lock. Returns 0 or PARKLOT_EINVAL (NULL or not 4-byte aligned). */
+int32_t parklot_rwlock_init(parklot_rwlock_t *lock, int32_t prefer_writers);
+
+/** Takes a read lock (shared with other readers). Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_read(parklot_rwlock_t *lock);
+
+/** Takes a read lock, waiting at most timeout_ns (0: do not wait; negative:
+ *  forever). Returns 1 if taken, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_try_read_for(parklot_rwlock_t *lock, int64_t timeout_ns);
+
+/** Releases a read lock. Returns 0, PARKLOT_ENOTLOCKED (nobody reads; nothing
+ *  changed) or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_unlock_read(parklot_rwlock_t *lock);
+
+/** Takes the write lock (exclusive). Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_write(parklot_rwlock_t *lock);
+
+/** Takes the write lock, waiting at most timeout_ns (0: do not wait;
+ *  negative: forever). Returns 1 if taken, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_try_write_for(parklot_rwlock_t *lock, int64_t timeout_ns);
+
+/** Releases the write lock. Returns 0, PARKLOT_ENOTLOCKED (no writer holds
+ *  it; nothing changed) or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_unlock_write(parklot_rwlock_t *lock);
+
+/** Turns the caller's write lock into a read lock, letting waiting readers
+ *  in. Returns 0, PARKLOT_ENOTLOCKED or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_downgrade(parklot_rwlock_t *lock);
+
+/** Initialises `sem` with `permits` free permits (at most 2^30 - 1).
+ *  Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_semaphore_init(parklot_semaphore_t *sem, uint32_t permits);
+
+/** Takes n permits, waiting at most timeout_ns (0: do not wait; negative:
+ *  forever). Returns 1 if taken, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_semaphore_acquire(parklot_semaphore_t *sem, uint32_t n, int64_t timeout_ns);
+
+/** Returns n permits, waking waiters. Returns 0, or PARKLOT_EINVAL (also if
+ *  the free permits would pass 2^30 - 1: nothing changed). */
+int32_t parklot_semaphore_release(parklot_semaphore_t *sem, uint32_t n);
+
+/** A snapshot of the free permits, or PARKLOT_EINVAL. */
+int64_t parklot_semaphore_available(const parklot_semaphore_t *sem);
+
+/** Initialises `barrier` for `parties` threads (at most 65535); it opens
+ *  each time that many wait, and can be reused. Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_barrier_init(parklot_barrier_t *barrier, uint32_t parties);
+
+/** Waits until `parties` threads wait. Returns 1 in exactly one of them (the
+ *  leader, whose arrival opened it), 0 in the others, or PARKLOT_EINVAL. */
+int32_t parklot_barrier_wait(parklot_barrier_t *barrier);
+
+/** Calls f(context) unless a call through `once` completed; a thread that
+ *  finds one running waits for it. f must return normally. Returns 0 or
+ *  PARKLOT_EINVAL. */
+int32_t parklot_once(parklot_once_t *once, void (*f)(void *), void *context);
+
+/** 1 if a call through `once` completed, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_once_done(const parklot_once_t *once);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -52,6 +52,25 @@ impl Instant {
     }
 }
 
+/// A `std::time::Instant` on parklot's clock (where std has a clock: not
+/// on wasm32-unknown-unknown), so that deadlines written with std's type work
+/// with `try_lock_until` and `wait_until`. Measured against both clocks'
+/// "now", so the same moment to within the two reads.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+impl From<std::time::Instant> for Instant {
+    fn from(moment: std::time::Instant) -> Instant {
+        let (std_now, now) = (std::time::Instant::now(), Instant::now());
+        if moment >= std_now {
+            now + (moment - std_now)
+        } else {
+            let ago = u64::try_from((std_now - moment).as_nanos()).unwrap_or(u64::MAX);
+            Instant {
+                nanos: now.nanos.saturating_sub(ago),
+            }
+        }
+    }
+}
+
 impl Add<Duration> for Instant {
     type Output = Instant;
     /// Saturates at the far future instead of overflowing.
@@ -95,6 +114,16 @@ mod tests {
             Instant::now() + Duration::MAX,
             Instant::from_nanos(u64::MAX)
         );
+    }
+
+    #[test]
+    fn a_std_instant_converts_to_the_same_moment() {
+        let soon = std::time::Instant::now() + Duration::from_millis(50);
+        let ours = Instant::from(soon);
+        let left = ours.remaining();
+        assert!(left <= Duration::from_millis(50) && left > Duration::from_millis(30));
+        let past = Instant::from(std::time::Instant::now() - Duration::from_millis(5));
+        assert!(past < Instant::now());
     }
 
     #[test]

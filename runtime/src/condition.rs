@@ -122,33 +122,37 @@ impl Condition {
         unsafe { self.wait_raw(crate::MutexGuard::mutex(guard).raw(), None) };
     }
 
-    /// Like [`wait`](Self::wait), for at most `timeout`. Returns whether it
-    /// was notified (`false`: timed out).
+    /// Like [`wait`](Self::wait), for at most `timeout`. Ask the result
+    /// [`timed_out()`](WaitTimeoutResult::timed_out), as with [`crate::Condvar`].
     #[cfg(not(loom))]
     pub fn wait_for<T: ?Sized>(
         &self,
         guard: &mut crate::MutexGuard<'_, T>,
         timeout: Duration,
-    ) -> bool {
+    ) -> WaitTimeoutResult {
         // SAFETY: as in `wait`.
-        unsafe {
+        let notified = unsafe {
             self.wait_raw(
                 crate::MutexGuard::mutex(guard).raw(),
                 deadline_after(timeout),
             )
-        }
+        };
+        WaitTimeoutResult::of(notified)
     }
 
-    /// Like [`wait`](Self::wait), until `deadline` at the latest. Returns
-    /// whether it was notified (`false`: timed out).
+    /// Like [`wait`](Self::wait), until `deadline` at the latest (a
+    /// [`crate::Instant`], or a `std::time::Instant` converted with `.into()`).
+    /// Ask the result [`timed_out()`](WaitTimeoutResult::timed_out).
     #[cfg(not(loom))]
     pub fn wait_until<T: ?Sized>(
         &self,
         guard: &mut crate::MutexGuard<'_, T>,
-        deadline: Instant,
-    ) -> bool {
+        deadline: impl Into<Instant>,
+    ) -> WaitTimeoutResult {
         // SAFETY: as in `wait`.
-        unsafe { self.wait_raw(crate::MutexGuard::mutex(guard).raw(), Some(deadline)) }
+        let notified =
+            unsafe { self.wait_raw(crate::MutexGuard::mutex(guard).raw(), Some(deadline.into())) };
+        WaitTimeoutResult::of(notified)
     }
 
     /// Releases `lock`, waits for a notify or for `deadline`, and takes `lock`
@@ -392,6 +396,39 @@ mod lock_api_impls {
     }
 }
 
+/// How a timed wait on a [`Condition`] ended.
+///
+/// The crate's convention for timed calls: an acquisition (`try_lock_for`,
+/// `try_read_for`, ...) returns whether it acquired; a condition wait returns
+/// this, asked by the same name as the `WaitTimeoutResult` of parking_lot's
+/// and lock_api's `Condvar` ([`crate::Condvar`]), so the two never read
+/// inverted. Only the raw layer ([`Condition::wait_raw`], the C ABI, the
+/// JavaScript package) answers a plain "notified?".
+#[cfg(not(loom))]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WaitTimeoutResult {
+    timed_out: bool,
+}
+
+#[cfg(not(loom))]
+impl WaitTimeoutResult {
+    fn of(notified: bool) -> WaitTimeoutResult {
+        WaitTimeoutResult {
+            timed_out: !notified,
+        }
+    }
+
+    /// The wait ended because its time ran out, not because of a notify.
+    pub const fn timed_out(self) -> bool {
+        self.timed_out
+    }
+
+    /// The wait ended because a notify chose this waiter.
+    pub const fn notified(self) -> bool {
+        !self.timed_out
+    }
+}
+
 /// lock_api's condition variable over [`Condition`], with `wait_while` and
 /// friends, for code written against lock_api.
 #[cfg(not(loom))]
@@ -421,7 +458,7 @@ mod tests {
         let c = Condition::new();
         let mut g = m.lock();
         let start = Instant::now();
-        assert!(!c.wait_for(&mut g, Duration::from_millis(15)));
+        assert!(c.wait_for(&mut g, Duration::from_millis(15)).timed_out());
         assert!(Instant::now() - start >= Duration::from_millis(15));
         assert!(m.is_locked());
         // The last waiter left: the byte says so, and notify is a load again.
@@ -435,7 +472,7 @@ mod tests {
         let t = std::thread::spawn(move || {
             let mut g = p.0.lock();
             *g = 1;
-            let notified = p.1.wait_for(&mut g, Duration::from_secs(30));
+            let notified = p.1.wait_for(&mut g, Duration::from_secs(30)).notified();
             (notified, *g)
         });
         loop {

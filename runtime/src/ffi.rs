@@ -225,3 +225,289 @@ pub extern "C" fn parklot_notify(addr: *const core::ffi::c_void, count: u64) -> 
     let count = usize::try_from(count).unwrap_or(usize::MAX);
     futex::notify_address(addr as usize, count) as u64
 }
+
+// ----- RwLock, Semaphore, Barrier, Once -----
+
+use crate::{Barrier, Once, RawRwLock, RwLockPolicy, Semaphore};
+
+/// A 4-byte-aligned, non-null pointer as a reference, or `None`.
+///
+/// # Safety
+/// `p` is null, misaligned, or points at a live `T` for the call.
+unsafe fn aligned_ref<'a, T>(p: *const T) -> Option<&'a T> {
+    if !p.is_aligned() {
+        return None;
+    }
+    // SAFETY: aligned (checked), null handled by as_ref, live by the caller.
+    unsafe { p.as_ref() }
+}
+
+/// Turns a relative timeout (negative: forever) and a "take now" and a
+/// "take by deadline" into the C result: 1 taken, 0 timed out.
+fn timed(timeout_ns: i64, forever: impl FnOnce(), within: impl FnOnce(Duration) -> bool) -> i32 {
+    match timeout_from_ns(timeout_ns) {
+        Some(t) => within(t) as i32,
+        None => {
+            forever();
+            1
+        }
+    }
+}
+
+/// Initialises a reader-writer lock: writer-preferring if `prefer_writers`
+/// is non-zero. Returns 0 or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// `lock` is null, misaligned, or points at writable memory for a
+/// `parklot_rwlock_t` that no thread uses yet.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_init(lock: *mut RawRwLock, prefer_writers: i32) -> i32 {
+    if lock.is_null() || !lock.is_aligned() {
+        return PARKLOT_EINVAL;
+    }
+    let policy = if prefer_writers != 0 {
+        RwLockPolicy::PreferWriters
+    } else {
+        RwLockPolicy::PreferReaders
+    };
+    // SAFETY: non-null, aligned, writable and unused (caller's contract).
+    unsafe { lock.write(RawRwLock::with_policy(policy)) };
+    0
+}
+
+/// Takes a read (shared) lock. Returns 0 or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// `lock` is null, misaligned, or points at a live, initialised `parklot_rwlock_t`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_read(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        l.lock_shared();
+        0
+    })
+}
+
+/// Takes a read lock, waiting at most `timeout_ns` (0: do not wait;
+/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_try_read_for(
+    lock: *const RawRwLock,
+    timeout_ns: i64,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        timed(
+            timeout_ns,
+            || l.lock_shared(),
+            |t| l.try_lock_shared() || (!t.is_zero() && l.try_lock_shared_for(t)),
+        )
+    })
+}
+
+/// Releases a read lock. Returns 0, `PARKLOT_ENOTLOCKED` (nobody reads;
+/// nothing changed) or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_unlock_read(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        l.checked_unlock_shared().map_or(PARKLOT_ENOTLOCKED, |()| 0)
+    })
+}
+
+/// Takes the write (exclusive) lock. Returns 0 or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_write(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        l.lock_exclusive();
+        0
+    })
+}
+
+/// Takes the write lock, waiting at most `timeout_ns` (0: do not wait;
+/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_try_write_for(
+    lock: *const RawRwLock,
+    timeout_ns: i64,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        timed(
+            timeout_ns,
+            || l.lock_exclusive(),
+            |t| l.try_lock_exclusive() || (!t.is_zero() && l.try_lock_exclusive_for(t)),
+        )
+    })
+}
+
+/// Releases the write lock. Returns 0, `PARKLOT_ENOTLOCKED` (no writer
+/// holds it; nothing changed) or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_unlock_write(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        l.checked_unlock_exclusive()
+            .map_or(PARKLOT_ENOTLOCKED, |()| 0)
+    })
+}
+
+/// Turns the caller's write lock into a read lock. Returns 0,
+/// `PARKLOT_ENOTLOCKED` or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`; the caller holds the write lock.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_downgrade(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        if !l.is_locked_exclusive() {
+            return PARKLOT_ENOTLOCKED;
+        }
+        // SAFETY: the caller holds the write lock.
+        unsafe { l.downgrade() };
+        0
+    })
+}
+
+/// Initialises a semaphore with `permits` free permits. Returns 0 or
+/// `PARKLOT_EINVAL` (a bad pointer, or more than 2^30 − 1 permits).
+///
+/// # Safety
+/// `sem` is null, misaligned, or points at writable memory for a
+/// `parklot_semaphore_t` that no thread uses yet.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_semaphore_init(sem: *mut Semaphore, permits: u32) -> i32 {
+    if sem.is_null() || !sem.is_aligned() || permits > crate::MAX_PERMITS {
+        return PARKLOT_EINVAL;
+    }
+    // SAFETY: non-null, aligned, writable and unused (caller's contract).
+    unsafe { sem.write(Semaphore::new(permits)) };
+    0
+}
+
+/// Takes `n` permits, waiting at most `timeout_ns` (0: do not wait;
+/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL` (also
+/// for `n` over the most a semaphore holds).
+///
+/// # Safety
+/// `sem` is null, misaligned, or points at a live, initialised `parklot_semaphore_t`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_semaphore_acquire(
+    sem: *const Semaphore,
+    n: u32,
+    timeout_ns: i64,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    match unsafe { aligned_ref(sem) } {
+        Some(s) if n <= crate::MAX_PERMITS => timed(
+            timeout_ns,
+            || s.acquire(n),
+            |t| s.try_acquire(n) || (!t.is_zero() && s.try_acquire_for(n, t)),
+        ),
+        _ => PARKLOT_EINVAL,
+    }
+}
+
+/// Returns `n` permits. Returns 0, or `PARKLOT_EINVAL` (a bad pointer, or
+/// more free permits than a semaphore holds: nothing changed).
+///
+/// # Safety
+/// As for `parklot_semaphore_acquire`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_semaphore_release(sem: *const Semaphore, n: u32) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(sem) }.map_or(PARKLOT_EINVAL, |s| {
+        if s.try_release(n) {
+            0
+        } else {
+            PARKLOT_EINVAL
+        }
+    })
+}
+
+/// How many permits are free (a snapshot), or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_semaphore_acquire`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_semaphore_available(sem: *const Semaphore) -> i64 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(sem) }.map_or(PARKLOT_EINVAL as i64, |s| i64::from(s.available()))
+}
+
+/// Initialises a barrier for `parties` threads. Returns 0 or `PARKLOT_EINVAL`
+/// (a bad pointer, or more than 65535 parties).
+///
+/// # Safety
+/// `barrier` is null, misaligned, or points at writable memory for a
+/// `parklot_barrier_t` that no thread uses yet.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_barrier_init(barrier: *mut Barrier, parties: u32) -> i32 {
+    if barrier.is_null() || !barrier.is_aligned() || parties > crate::MAX_PARTIES {
+        return PARKLOT_EINVAL;
+    }
+    // SAFETY: non-null, aligned, writable and unused (caller's contract).
+    unsafe { barrier.write(Barrier::new(parties)) };
+    0
+}
+
+/// Waits until `parties` threads wait. Returns 1 for the one thread that
+/// opened the barrier (the leader), 0 for the others, `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// `barrier` is null, misaligned, or points at a live, initialised `parklot_barrier_t`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_barrier_wait(barrier: *const Barrier) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(barrier) }.map_or(PARKLOT_EINVAL, |b| b.wait().is_leader() as i32)
+}
+
+/// Calls `f(context)` if no call through this `once` has completed, waiting
+/// for one that another thread is making. Returns 0 or `PARKLOT_EINVAL`.
+/// (`f` must return normally: a C function cannot unwind, so a C `once` is
+/// never poisoned.)
+///
+/// # Safety
+/// `once` is null or points at a live `parklot_once_t`; `f` is safe to call
+/// with `context`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_once(
+    once: *const Once,
+    f: Option<unsafe extern "C" fn(*mut core::ffi::c_void)>,
+    context: *mut core::ffi::c_void,
+) -> i32 {
+    // SAFETY: caller's contract; a Once is one byte, so always aligned.
+    let (Some(o), Some(f)) = (unsafe { once.as_ref() }, f) else {
+        return PARKLOT_EINVAL;
+    };
+    // SAFETY: the caller vouches for `f` and `context`.
+    o.call_once(|| unsafe { f(context) });
+    0
+}
+
+/// Whether a call through `once` has completed (1) or not (0), or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// `once` is null or points at a live `parklot_once_t`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_once_done(once: *const Once) -> i32 {
+    // SAFETY: caller's contract.
+    unsafe { once.as_ref() }.map_or(PARKLOT_EINVAL, |o| o.state().done() as i32)
+}

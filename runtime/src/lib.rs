@@ -46,6 +46,13 @@ mod condition;
 pub mod futex;
 mod lock;
 pub mod parking_lot;
+// The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
+mod barrier;
+#[cfg(not(loom))]
+mod mutexes;
+mod once;
+mod rwlock;
+mod semaphore;
 mod sync;
 mod sys;
 pub mod toy_locks;
@@ -53,7 +60,7 @@ mod word_lock;
 
 #[cfg(not(loom))]
 mod ffi;
-// The C ABI of waits that call back (issue 12).
+// The C ABI of waits that call back.
 #[cfg(not(loom))]
 mod ffi_async_wait;
 
@@ -68,6 +75,20 @@ pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_S
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use sys::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
 pub use word_lock::WordLock;
+// The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
+pub use barrier::{Barrier, BarrierWaitResult, MAX_PARTIES};
+#[cfg(not(loom))]
+pub use condition::WaitTimeoutResult;
+#[cfg(not(loom))]
+pub use mutexes::{
+    const_fair_mutex, const_mutex, const_reentrant_mutex, const_rwlock, CurrentThreadId, FairLock,
+    FairMutex, FairMutexGuard, ReentrantMutex, ReentrantMutexGuard,
+};
+pub use once::{Once, OnceState};
+pub use rwlock::{RawRwLock, RwLockPolicy};
+#[cfg(not(loom))]
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
+pub use semaphore::{Semaphore, MAX_PERMITS};
 
 /// The README's Rust examples, compiled and run as doc tests so they stay true.
 #[cfg(doctest)]

@@ -226,10 +226,10 @@ impl Lock {
         self.try_lock() || self.lock_slow(spin_limit(), deadline_after(timeout))
     }
 
-    /// Acquires the lock, waiting until `deadline` at the latest. Returns
-    /// whether it did.
-    pub fn try_lock_until(&self, deadline: Instant) -> bool {
-        self.try_lock() || self.lock_slow(spin_limit(), Some(deadline))
+    /// Acquires the lock, waiting until `deadline` at the latest (a
+    /// [`Instant`], or a `std::time::Instant`). Returns whether it did.
+    pub fn try_lock_until(&self, deadline: impl Into<Instant>) -> bool {
+        self.try_lock() || self.lock_slow(spin_limit(), Some(deadline.into()))
     }
 
     /// Releases the lock. If threads are parked, wakes the oldest; it

@@ -67,14 +67,29 @@
 //! `lock.rs`), locked with a spin limit fixed at compile time instead of the
 //! process-wide [`crate::spin_limit`]. It keeps Lock's eventual fairness (a
 //! direct hand-off about once a millisecond), as WebKit's algorithm does.
+//!
+//! ## [`ThunderRwLock`]
+//!
+//! | bits  | name      | meaning                                   |
+//! |-------|-----------|-------------------------------------------|
+//! | 0     | `WRITER`  | a writer holds the lock                   |
+//! | 1     | `PARKED`  | threads may be parked on this address     |
+//! | 2..32 | readers   | how many readers hold it                  |
+//!
+//! A reader-preferring reader-writer lock with no hand-off, the control for
+//! [`crate::RawRwLock`]'s fairness: readers enter whenever no writer holds
+//! it, a writer when nobody does; a thread that may not enter spins like
+//! [`Lock`], then sets `PARKED` and parks while the word still bars it. Whoever leaves the word free for
+//! someone (a writer; the last reader) with `PARKED` set clears it and wakes
+//! everyone to compete again, like [`ThunderLock`].
 #![cfg(not(loom))]
 
 use crate::parking_lot::{
     park_conditionally, unpark_all, unpark_count, unpark_one, ParkResult, UnparkToken,
     DEFAULT_UNPARK_TOKEN,
 };
-use crate::sync::{self, AtomicU8, Ordering};
-use crate::{Lock, WordLock, DEFAULT_SPIN_LIMIT};
+use crate::sync::{self, AtomicU32, AtomicU8, Ordering};
+use crate::{Lock, RawRwLock, RwLockPolicy, WordLock, DEFAULT_SPIN_LIMIT};
 
 /// A lock as a benchmark sees it, so that one generic runner drives every lock.
 ///
@@ -558,6 +573,193 @@ impl SpelledName {
             Ok(s) => s,
             Err(_) => panic!("SpelledName holds ASCII only"),
         }
+    }
+}
+
+/// A reader-writer lock as a test or benchmark sees it.
+///
+/// # Safety
+/// Implementations exclude a writer from everyone else while readers share,
+/// and order each holder's writes before the next conflicting holder's.
+pub unsafe trait RawRw: Sync + Send {
+    /// The name shown in tables and failures.
+    const NAME: &'static str;
+
+    /// An unlocked lock.
+    fn new() -> Self;
+
+    /// Takes a read.
+    fn lock_shared(&self);
+
+    /// Releases a read.
+    ///
+    /// # Safety
+    /// The caller holds a read of this lock.
+    unsafe fn unlock_shared(&self);
+
+    /// Takes the write lock.
+    fn lock_exclusive(&self);
+
+    /// Releases the write lock.
+    ///
+    /// # Safety
+    /// The caller holds the write lock.
+    unsafe fn unlock_exclusive(&self);
+
+    /// Whether threads may be parked on it (a snapshot, for tests).
+    fn has_parked(&self) -> bool;
+}
+
+/// [`RawRwLock`] with its policy fixed in the type, for generic runners.
+#[repr(transparent)]
+pub struct PolicyRwLock<const PREFER_WRITERS: bool>(RawRwLock);
+
+// SAFETY: RawRwLock is the crate's reader-writer lock.
+unsafe impl<const PREFER_WRITERS: bool> RawRw for PolicyRwLock<PREFER_WRITERS> {
+    const NAME: &'static str = if PREFER_WRITERS {
+        "parklot::RwLock (writer-preferring)"
+    } else {
+        "parklot::RwLock (reader-preferring)"
+    };
+
+    fn new() -> Self {
+        let policy = if PREFER_WRITERS {
+            RwLockPolicy::PreferWriters
+        } else {
+            RwLockPolicy::PreferReaders
+        };
+        PolicyRwLock(RawRwLock::with_policy(policy))
+    }
+
+    #[inline]
+    fn lock_shared(&self) {
+        self.0.lock_shared()
+    }
+
+    #[inline]
+    unsafe fn unlock_shared(&self) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.0.unlock_shared() }
+    }
+
+    #[inline]
+    fn lock_exclusive(&self) {
+        self.0.lock_exclusive()
+    }
+
+    #[inline]
+    unsafe fn unlock_exclusive(&self) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.0.unlock_exclusive() }
+    }
+
+    fn has_parked(&self) -> bool {
+        self.0.has_parked()
+    }
+}
+
+/// A reader-preferring reader-writer lock without hand-off: see the module docs.
+#[repr(transparent)]
+pub struct ThunderRwLock {
+    state: AtomicU32,
+}
+
+const RW_WRITER: u32 = 1;
+const RW_PARKED: u32 = 2;
+const RW_READER: u32 = 4;
+
+impl ThunderRwLock {
+    /// Takes the lock once `enter` says the word lets us in (and gives the
+    /// word to CAS in), parking while it does not.
+    fn acquire(&self, enter: impl Fn(u32) -> Option<u32>) {
+        let key = self as *const ThunderRwLock as usize;
+        // The same spin policy as Lock and RawRwLock, so that only the
+        // unlock protocol differs.
+        let spin_limit = crate::spin_limit();
+        let mut spins = 0;
+        loop {
+            let s = self.state.load(Ordering::Relaxed);
+            if let Some(new) = enter(s) {
+                if cas_acquire_u32(&self.state, s, new) {
+                    return;
+                }
+                continue;
+            }
+            if s & RW_PARKED == 0 && spins < spin_limit {
+                spins += 1;
+                sync::yield_now();
+                continue;
+            }
+            if s & RW_PARKED == 0 && !cas_acquire_u32(&self.state, s, s | RW_PARKED) {
+                continue;
+            }
+            spins = 0;
+            // SAFETY: the callbacks only read this lock's word.
+            unsafe {
+                park_conditionally(
+                    key,
+                    || {
+                        let s = self.state.load(Ordering::Relaxed);
+                        s & RW_PARKED != 0 && enter(s).is_none()
+                    },
+                    || {},
+                    |_, _| {},
+                    None,
+                );
+            }
+        }
+    }
+
+    /// The word now lets someone in: if anyone may be parked, wake them all.
+    fn wake_all_if_parked(&self) {
+        if self.state.fetch_and(!RW_PARKED, Ordering::Relaxed) & RW_PARKED != 0 {
+            unpark_all(self as *const ThunderRwLock as usize);
+        }
+    }
+}
+
+/// A CAS that takes (Acquire) or marks the word.
+#[inline]
+fn cas_acquire_u32(state: &AtomicU32, current: u32, new: u32) -> bool {
+    state
+        .compare_exchange_weak(current, new, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+}
+
+// SAFETY: a reader enters only with WRITER clear and is counted; a writer
+// only with no readers and no writer; releases are Release.
+unsafe impl RawRw for ThunderRwLock {
+    const NAME: &'static str = "ThunderRwLock (reader-preferring, no hand-off)";
+
+    fn new() -> Self {
+        ThunderRwLock {
+            state: AtomicU32::new(0),
+        }
+    }
+
+    fn lock_shared(&self) {
+        self.acquire(|s| (s & RW_WRITER == 0).then(|| s + RW_READER));
+    }
+
+    unsafe fn unlock_shared(&self) {
+        let s = self.state.fetch_sub(RW_READER, Ordering::Release) - RW_READER;
+        if s < RW_READER && s & RW_PARKED != 0 {
+            self.wake_all_if_parked();
+        }
+    }
+
+    fn lock_exclusive(&self) {
+        self.acquire(|s| (s & !RW_PARKED == 0).then_some(s | RW_WRITER));
+    }
+
+    unsafe fn unlock_exclusive(&self) {
+        if self.state.fetch_and(!RW_WRITER, Ordering::Release) & RW_PARKED != 0 {
+            self.wake_all_if_parked();
+        }
+    }
+
+    fn has_parked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & RW_PARKED != 0
     }
 }
 

@@ -338,3 +338,315 @@ fn waker_wait_wake_against_cancel() {
 fn waker_wait_wake_against_timeout() {
     waker_wait_against_notify(true);
 }
+
+// ----- RwLock and the rest of the toolkit -----
+
+mod rwlock {
+    use super::{model, Counter};
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::{RawRwLock, RwLockPolicy};
+
+    const BOTH: [RwLockPolicy; 2] = [RwLockPolicy::PreferWriters, RwLockPolicy::PreferReaders];
+
+    fn assert_idle(l: &RawRwLock) {
+        assert!(!l.is_locked(), "{l:?} is held by nobody");
+        assert!(
+            !l.has_parked(),
+            "{l:?}: a parked bit left set with nobody parked"
+        );
+    }
+
+    /// The main thread holds the write lock while a reader and a writer
+    /// queue, then releases it fairly: the hand-off goes to the writer or to
+    /// the reader (the batch), and everyone gets in exactly once.
+    fn reader_and_writer_against_a_handoff(policy: RwLockPolicy, fair: bool) {
+        parklot::set_spin_limit(0);
+        model(move || {
+            let l = Arc::new(RawRwLock::with_policy(policy));
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            l.lock_exclusive();
+            let (l2, d2) = (l.clone(), data.clone());
+            let reader = thread::spawn(move || {
+                l2.lock_shared();
+                let seen = d2.get();
+                unsafe { l2.unlock_shared() };
+                seen
+            });
+            let (l3, d3) = (l.clone(), data.clone());
+            let writer = thread::spawn(move || {
+                l3.lock_exclusive();
+                d3.bump();
+                unsafe { l3.unlock_exclusive() };
+            });
+            data.bump();
+            unsafe {
+                if fair {
+                    l.unlock_exclusive_fair();
+                } else {
+                    l.unlock_exclusive();
+                }
+            }
+            let seen = reader.join().unwrap();
+            writer.join().unwrap();
+            assert!(seen == 1 || seen == 2, "the reader saw {seen}");
+            assert_eq!(data.get(), 2);
+            assert_idle(&l);
+        });
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_fair_handoff_prefer_writers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferWriters, true);
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_fair_handoff_prefer_readers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferReaders, true);
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_plain_unlock_prefer_writers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferWriters, false);
+    }
+
+    #[test]
+    fn rwlock_reader_and_writer_against_a_plain_unlock_prefer_readers() {
+        reader_and_writer_against_a_handoff(RwLockPolicy::PreferReaders, false);
+    }
+
+    /// An async reader (a page's thread) races a blocking writer: it begins,
+    /// and if queued gives up at once (a timeout racing a wakeup), then reads
+    /// for real; a hand-off or wake it was given is never lost, and the lock
+    /// ends free with no parked bit.
+    #[test]
+    fn rwlock_async_read_against_a_writer_and_cancel() {
+        use parklot::parking_lot::AsyncWaiter;
+        parklot::set_spin_limit(0);
+        for policy in BOTH {
+            model(move || {
+                let l = Arc::new(RawRwLock::with_policy(policy));
+                let data = Arc::new(Counter(UnsafeCell::new(0)));
+                let (l2, d2) = (l.clone(), data.clone());
+                let writer = thread::spawn(move || {
+                    l2.lock_exclusive();
+                    d2.bump();
+                    unsafe { l2.unlock_exclusive() };
+                });
+                let (l3, d3) = (l.clone(), data.clone());
+                let reader = thread::spawn(move || {
+                    let waiter = AsyncWaiter::new();
+                    let mut held = unsafe { l3.lock_shared_async_begin(&waiter) };
+                    if !held {
+                        held = unsafe { l3.lock_shared_async_cancel(&waiter) };
+                    }
+                    if !held {
+                        l3.lock_shared();
+                    }
+                    let _ = d3.get();
+                    unsafe { l3.unlock_shared() };
+                });
+                writer.join().unwrap();
+                reader.join().unwrap();
+                assert_eq!(data.get(), 1);
+                assert_idle(&l);
+            });
+        }
+    }
+
+    /// A gone owner's async write record is reaped while the main thread's
+    /// write lock is released fairly and a live reader waits: whoever the
+    /// lock goes to, the reader gets in and the lock ends free.
+    #[test]
+    fn rwlock_reaping_a_waiter_against_a_fair_unlock() {
+        use parklot::parking_lot::{abandon_async, AsyncWaiter};
+        parklot::set_spin_limit(0);
+        model(|| {
+            let l = Arc::new(RawRwLock::new());
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let gone = Arc::new(AsyncWaiter::new());
+            l.lock_exclusive();
+            assert!(!unsafe { l.lock_exclusive_async_begin(&gone) });
+            let (l2, d2) = (l.clone(), data.clone());
+            let live = thread::spawn(move || {
+                l2.lock_shared();
+                let _ = d2.get();
+                unsafe { l2.unlock_shared() };
+            });
+            let g2 = gone.clone();
+            let reaper = thread::spawn(move || unsafe { abandon_async(&g2) });
+            data.bump();
+            unsafe { l.unlock_exclusive_fair() };
+            reaper.join().unwrap();
+            live.join().unwrap();
+            assert_idle(&l);
+        });
+    }
+
+    /// An upgrade races a writer while the main thread reads: the upgrader
+    /// waits for the reader to leave, the writer for both; neither loses a
+    /// wakeup and the two writes never overlap.
+    #[test]
+    fn rwlock_upgrade_racing_a_writer() {
+        parklot::set_spin_limit(0);
+        for policy in BOTH {
+            model(move || {
+                let l = Arc::new(RawRwLock::with_policy(policy));
+                let data = Arc::new(Counter(UnsafeCell::new(0)));
+                l.lock_shared();
+                let (l2, d2) = (l.clone(), data.clone());
+                let upgrader = thread::spawn(move || {
+                    l2.lock_upgradable();
+                    let before = d2.get();
+                    unsafe { l2.upgrade() };
+                    // Nobody wrote between our read and our write.
+                    assert_eq!(d2.get(), before);
+                    d2.bump();
+                    unsafe { l2.unlock_exclusive() };
+                });
+                let (l3, d3) = (l.clone(), data.clone());
+                let writer = thread::spawn(move || {
+                    l3.lock_exclusive();
+                    d3.bump();
+                    unsafe { l3.unlock_exclusive() };
+                });
+                let _ = data.get();
+                unsafe { l.unlock_shared() };
+                upgrader.join().unwrap();
+                writer.join().unwrap();
+                assert_eq!(data.get(), 2);
+                assert_idle(&l);
+            });
+        }
+    }
+}
+
+mod semaphore {
+    use super::{model, Counter};
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::Semaphore;
+
+    /// One permit, two threads that want it and the main thread holding it:
+    /// a release wakes the parked, nobody is lost, and the permit guards the
+    /// counter like a lock (loom sees a race if two hold it at once).
+    #[test]
+    fn semaphore_as_a_lock_never_loses_a_wakeup() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let sem = Arc::new(Semaphore::new(1));
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            assert!(sem.try_acquire(1));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (sem, data) = (sem.clone(), data.clone());
+                    thread::spawn(move || {
+                        sem.acquire(1);
+                        data.bump();
+                        sem.release(1);
+                    })
+                })
+                .collect();
+            sem.release(1);
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(data.get(), 2);
+            assert_eq!(sem.available(), 1);
+            assert!(!sem.has_parked(), "{sem:?}");
+        });
+    }
+
+    /// Requests of different sizes: one thread wants 2, another 1; the main
+    /// thread releases 1 and then 2 permits. Everyone gets in.
+    #[test]
+    fn semaphore_requests_of_different_sizes_all_get_in() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let sem = Arc::new(Semaphore::new(0));
+            let hs: Vec<_> = [2u32, 1]
+                .into_iter()
+                .map(|n| {
+                    let sem = sem.clone();
+                    thread::spawn(move || {
+                        sem.acquire(n);
+                        sem.release(n);
+                    })
+                })
+                .collect();
+            sem.release(1);
+            sem.release(2);
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(sem.available(), 3);
+            assert!(!sem.has_parked(), "{sem:?}");
+        });
+    }
+}
+
+mod barrier_and_once {
+    use super::{model, Counter};
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::{Barrier, Once};
+
+    /// Two threads meet twice at a barrier (reuse): exactly one leader per
+    /// opening, and what each wrote before is seen after.
+    #[test]
+    fn barrier_opens_once_per_generation_and_is_reusable() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let leaders = Arc::new(AtomicUsize::new(0));
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let hs: Vec<_> = (0..2)
+                .map(|i| {
+                    let (b, leaders, data) = (b.clone(), leaders.clone(), data.clone());
+                    thread::spawn(move || {
+                        if i == 0 {
+                            data.bump();
+                        }
+                        for _ in 0..2 {
+                            if b.wait().is_leader() {
+                                leaders.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        assert_eq!(data.get(), 1);
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(leaders.load(Ordering::Relaxed), 2);
+        });
+    }
+
+    /// Two threads race to initialize: one runs the closure, the other waits
+    /// for it and sees its write.
+    #[test]
+    fn once_runs_once_and_the_other_sees_it() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let once = Arc::new(Once::new());
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (once, data) = (once.clone(), data.clone());
+                    thread::spawn(move || {
+                        once.call_once(|| data.bump());
+                        assert_eq!(data.get(), 1);
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+    }
+}

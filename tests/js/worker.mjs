@@ -315,6 +315,94 @@ const tasks = {
     if (got) l.unlock();
     return { errors, got };
   },
+
+  // ----- issue 13: the reader-writer lock -----
+
+  /** Posts 'parking', takes the reader-writer lock at `rw` (`write` or read), posts 'locked', releases it. */
+  rwPark(rt, { rw, write }) {
+    const l = rt.rwLockAt(rw);
+    post('parking');
+    if (write) l.write();
+    else l.read();
+    post('locked');
+    if (write) l.unlockWrite();
+    else l.unlockRead();
+    return true;
+  },
+
+  /**
+   * `iterations` times: a read or (every `writeEvery`th) a write of the
+   * reader-writer lock at `rw`, blocking or (`useAsync`) with readAsync /
+   * writeAsync. `occupancy` is an i32: readers add 1, a writer adds 1000, and
+   * whoever finds the other side inside counts a violation. Writers add 1 to
+   * a plain f64 counter. Returns [violations, writes].
+   */
+  async rwMix(rt, { rw, occupancy, counter, iterations, writeEvery, useAsync, gate }) {
+    const l = rt.rwLockAt(rw);
+    const occ = rt.int32(occupancy);
+    const c = rt.float64(counter);
+    if (!useAsync) passGate(rt, gate);
+    let violations = 0;
+    let writes = 0;
+    for (let i = 0; i < iterations; i++) {
+      if (i % writeEvery === 0) {
+        if (useAsync) await l.writeAsync();
+        else l.write();
+        if (Atomics.add(occ, 0, 1000) !== 0) violations++;
+        c[0] = c[0] + 1;
+        writes++;
+        Atomics.sub(occ, 0, 1000);
+        l.unlockWrite();
+      } else {
+        if (useAsync) await l.readAsync();
+        else l.read();
+        if (Atomics.add(occ, 0, 1) >= 1000) violations++;
+        Atomics.sub(occ, 0, 1);
+        l.unlockRead();
+      }
+    }
+    return [violations, writes];
+  },
+
+  /**
+   * `iterations` times: take 1 to `bound` permits of the semaphore at `sem`
+   * (blocking, or `useAsync`), count them into the i32 `held`, and give them
+   * back; returns how often `held` passed `bound`.
+   */
+  async semaphoreMix(rt, { sem, held, bound, iterations, useAsync }) {
+    const s = rt.semaphoreAt(sem);
+    const h = rt.int32(held);
+    let violations = 0;
+    for (let i = 0; i < iterations; i++) {
+      const n = (i % bound) + 1;
+      if (useAsync) await s.acquireAsync(n);
+      else s.acquire(n);
+      if (Atomics.add(h, 0, n) + n > bound) violations++;
+      Atomics.sub(h, 0, n);
+      s.release(n);
+    }
+    return violations;
+  },
+
+  /**
+   * `rounds` times: add 1 to the i32 `arrived`, wait at the barrier, and
+   * check that all `parties` arrived for this round. Returns [violations, leaderships].
+   */
+  async barrierRounds(rt, { barrier, arrived, parties, rounds, useAsync }) {
+    const b = rt.barrierAt(barrier);
+    const a = rt.int32(arrived);
+    let violations = 0;
+    let leaderships = 0;
+    for (let round = 0; round < rounds; round++) {
+      Atomics.add(a, 0, 1);
+      const leader = useAsync ? await b.waitAsync() : b.wait();
+      if (Atomics.load(a, 0) < parties * (round + 1)) violations++;
+      if (leader) leaderships++;
+      if (useAsync) await b.waitAsync();
+      else b.wait();
+    }
+    return [violations, leaderships];
+  },
 };
 
 const rt = await Runtime.attach(handle, mayBlock === undefined ? {} : { mayBlock });

@@ -28,6 +28,8 @@ use wasm_bindgen::prelude::*;
 
 mod bench;
 mod threads;
+// The rest of the toolkit: reader-writer lock, semaphore, barrier.
+mod toolkit;
 
 #[wasm_bindgen]
 extern "C" {

@@ -355,9 +355,6 @@ unsafe fn unpark_inner(
 
     let bucket = lock_bucket(key);
     let mut result = UnparkResult::default();
-    // The clock is read only once a waiter is found: a notify with nobody
-    // waiting must stay cheap (in wasm the clock is a call out to JS).
-    let mut now = 0;
     // SAFETY: the bucket lock is held until `unlock` below; dequeued waiters
     // stay unclaimed (so their records live) until we claim them, and a
     // claimed waker record lives on the queue's reference, which is ours
@@ -368,12 +365,11 @@ unsafe fn unpark_inner(
         result.unparked = woken.len;
         result.did_unpark = woken.len > 0;
         result.may_have_more = bucket.has_waiter_from(rest, key);
+        // The clock is read only once a waiter is found, and only by an
+        // unpark that can hand something over: a notify with nobody waiting
+        // must stay cheap (in wasm the clock is a call out to JS).
         if result.did_unpark && fairness {
-            now = now_ns();
-            result.time_to_be_fair = bucket.fairness_due(now);
-        }
-        if result.time_to_be_fair {
-            bucket.rearm_fairness(now);
+            result.time_to_be_fair = bucket.take_fairness(now_ns());
         }
         let token = callback(result);
 
@@ -419,6 +415,21 @@ unsafe fn unpark_inner(
         }
     }
     result
+}
+
+/// Whether it is time to be fair on `key`: the same per-bucket timer an
+/// unpark consults for [`UnparkResult::time_to_be_fair`] (re-armed when it
+/// fires), for a primitive that must choose whom to serve before it unparks,
+/// such as a reader-writer lock choosing between its readers' and its
+/// writers' queues. Takes `key`'s bucket lock, so only for slow paths.
+pub fn time_to_be_fair(key: usize) -> bool {
+    let bucket = lock_bucket(key);
+    // SAFETY: the bucket lock is held from lock_bucket until the unlock.
+    unsafe {
+        let due = bucket.take_fairness(now_ns());
+        bucket.lock.unlock();
+        due
+    }
 }
 
 /// What the oldest waiter queued on `key` waits with ([`Owed::with`]), if

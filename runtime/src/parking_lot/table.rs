@@ -237,6 +237,22 @@ impl Bucket {
         now > unsafe { self.fair_timeout.get() }
     }
 
+    /// Whether the fairness timer has expired at `now`; if it has, re-arms
+    /// it. What every unpark asks, and [`super::time_to_be_fair`] too.
+    ///
+    /// # Safety
+    /// `lock` is held.
+    pub(super) unsafe fn take_fairness(&self, now: u64) -> bool {
+        // SAFETY: the caller holds the bucket lock.
+        unsafe {
+            let due = self.fairness_due(now);
+            if due {
+                self.rearm_fairness(now);
+            }
+            due
+        }
+    }
+
     /// Re-arms the fairness timer a random 0–1 ms after `now`.
     ///
     /// # Safety

@@ -759,6 +759,193 @@ static void test_wait_async_races(void)
     check(called_once, "... and the waker runs once with that outcome");
 }
 
+/* ---- reader-writer lock, semaphore, barrier, once --------------------- */
+
+static void test_rwlock_basics(void)
+{
+    check_eq(sizeof(parklot_rwlock_t), 4, "rwlock: four bytes");
+    for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
+        parklot_rwlock_t l;
+        check_eq(parklot_rwlock_init(&l, prefer_writers), 0, "rwlock: init");
+        check_eq(parklot_rwlock_read(&l), 0, "rwlock: read");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 1, "rwlock: readers share");
+        check_eq(parklot_rwlock_try_write_for(&l, 0), 0, "rwlock: a writer waits for readers");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "rwlock: unlock one read");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "rwlock: unlock the other");
+        check_eq(parklot_rwlock_unlock_read(&l), PARKLOT_ENOTLOCKED, "rwlock: unlock_read of nobody's read");
+        check_eq(parklot_rwlock_write(&l), 0, "rwlock: write");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 0, "rwlock: a writer excludes readers");
+        int64_t start = now_ns();
+        check_eq(parklot_rwlock_try_write_for(&l, 10 * MS), 0, "rwlock: try_write_for times out");
+        check_not_early(now_ns() - start, 10 * MS, "rwlock: try_write_for");
+        check_eq(parklot_rwlock_downgrade(&l), 0, "rwlock: downgrade");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 1, "rwlock: readers join a downgraded writer");
+        check_eq(parklot_rwlock_unlock_write(&l), PARKLOT_ENOTLOCKED, "rwlock: unlock_write of a read lock");
+        parklot_rwlock_unlock_read(&l);
+        parklot_rwlock_unlock_read(&l);
+        check_eq(parklot_rwlock_try_write_for(&l, 0), 1, "rwlock: free again");
+        check_eq(parklot_rwlock_unlock_write(&l), 0, "rwlock: unlock_write");
+    }
+    parklot_rwlock_t s = PARKLOT_RWLOCK_INIT_PREFER_WRITERS;
+    check_eq(parklot_rwlock_try_write_for(&s, 0), 1, "rwlock: the static initialiser works");
+    parklot_rwlock_unlock_write(&s);
+    check_eq(parklot_rwlock_read(NULL), PARKLOT_EINVAL, "rwlock: NULL");
+    check_eq(parklot_rwlock_init((parklot_rwlock_t *)((char *)&s + 1), 1), PARKLOT_EINVAL, "rwlock: misaligned");
+}
+
+struct rw_shared {
+    parklot_rwlock_t lock;
+    int32_t inside;   /* readers inside; -1000 while a writer is */
+    int32_t bad;
+    int64_t value;
+};
+
+static void *rw_thread(void *arg)
+{
+    struct rw_shared *s = arg;
+    for (int i = 0; i < 20000; i++) {
+        if (i % 3 == 0) {
+            parklot_rwlock_write(&s->lock);
+            if (__atomic_fetch_add(&s->inside, -1000, __ATOMIC_SEQ_CST) != 0)
+                __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST);
+            s->value++;
+            __atomic_fetch_add(&s->inside, 1000, __ATOMIC_SEQ_CST);
+            parklot_rwlock_unlock_write(&s->lock);
+        } else {
+            parklot_rwlock_read(&s->lock);
+            if (__atomic_fetch_add(&s->inside, 1, __ATOMIC_SEQ_CST) < 0)
+                __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST);
+            __atomic_fetch_add(&s->inside, -1, __ATOMIC_SEQ_CST);
+            parklot_rwlock_unlock_read(&s->lock);
+        }
+    }
+    return NULL;
+}
+
+static void test_rwlock_threads(void)
+{
+    for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
+        struct rw_shared s = {.inside = 0, .bad = 0, .value = 0};
+        parklot_rwlock_init(&s.lock, prefer_writers);
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            t[i] = spawn(rw_thread, &s);
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        check(!s.bad, "rwlock: no writer overlapped anyone (4 threads)");
+        check_eq(s.value, 4 * 6667, "rwlock: every write counted");
+    }
+}
+
+struct sem_shared {
+    parklot_semaphore_t sem;
+    int32_t held;
+    int32_t bad;
+};
+
+static void *sem_thread(void *arg)
+{
+    struct sem_shared *s = arg;
+    for (int i = 0; i < 20000; i++) {
+        uint32_t n = (uint32_t)(i % 3) + 1;
+        parklot_semaphore_acquire(&s->sem, n, -1);
+        if (__atomic_add_fetch(&s->held, (int32_t)n, __ATOMIC_SEQ_CST) > 3)
+            __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_sub(&s->held, (int32_t)n, __ATOMIC_SEQ_CST);
+        parklot_semaphore_release(&s->sem, n);
+    }
+    return NULL;
+}
+
+static void test_semaphore(void)
+{
+    parklot_semaphore_t one;
+    check_eq(parklot_semaphore_init(&one, 2), 0, "semaphore: init");
+    check_eq(parklot_semaphore_acquire(&one, 2, 0), 1, "semaphore: take 2 of 2");
+    int64_t start = now_ns();
+    check_eq(parklot_semaphore_acquire(&one, 1, 10 * MS), 0, "semaphore: none left, times out");
+    check_not_early(now_ns() - start, 10 * MS, "semaphore: acquire");
+    check_eq(parklot_semaphore_release(&one, 1), 0, "semaphore: release");
+    check_eq(parklot_semaphore_available(&one), 1, "semaphore: available");
+    check_eq(parklot_semaphore_release(&one, 0x3fffffff), PARKLOT_EINVAL, "semaphore: past the bound");
+    check_eq(parklot_semaphore_available(&one), 1, "semaphore: unchanged after a refused release");
+    check_eq(parklot_semaphore_init(NULL, 1), PARKLOT_EINVAL, "semaphore: NULL");
+
+    struct sem_shared s = {.held = 0, .bad = 0};
+    parklot_semaphore_init(&s.sem, 3);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = spawn(sem_thread, &s);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    check(!s.bad, "semaphore: never more than 3 permits held (4 threads)");
+    check_eq(parklot_semaphore_available(&s.sem), 3, "semaphore: every permit came back");
+}
+
+struct barrier_shared {
+    parklot_barrier_t barrier;
+    int32_t leaders;
+    int32_t arrived;
+    int32_t bad;
+};
+
+static void *barrier_thread(void *arg)
+{
+    struct barrier_shared *s = arg;
+    for (int round = 0; round < 100; round++) {
+        __atomic_fetch_add(&s->arrived, 1, __ATOMIC_SEQ_CST);
+        int32_t r = parklot_barrier_wait(&s->barrier);
+        if (__atomic_load_n(&s->arrived, __ATOMIC_SEQ_CST) < 4 * (round + 1))
+            __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST);
+        if (r == 1)
+            __atomic_fetch_add(&s->leaders, 1, __ATOMIC_SEQ_CST);
+        parklot_barrier_wait(&s->barrier);
+    }
+    return NULL;
+}
+
+static int32_t once_runs;
+
+static void once_body(void *context)
+{
+    sleep_ms(5);
+    __atomic_fetch_add((int32_t *)context, 1, __ATOMIC_SEQ_CST);
+}
+
+static parklot_once_t the_once = PARKLOT_ONCE_INIT;
+
+static void *once_thread(void *arg)
+{
+    (void)arg;
+    parklot_once(&the_once, once_body, &once_runs);
+    if (load32(&once_runs) != 1)
+        __atomic_store_n(&once_runs, 100, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void test_barrier_and_once(void)
+{
+    struct barrier_shared s = {.leaders = 0, .arrived = 0, .bad = 0};
+    check_eq(parklot_barrier_init(&s.barrier, 4), 0, "barrier: init");
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = spawn(barrier_thread, &s);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    check(!s.bad, "barrier: nobody passed before all four arrived");
+    check_eq(s.leaders, 100, "barrier: one leader per opening (100 rounds)");
+    check_eq(parklot_barrier_init(NULL, 2), PARKLOT_EINVAL, "barrier: NULL");
+
+    check_eq(parklot_once_done(&the_once), 0, "once: not done yet");
+    for (int i = 0; i < 4; i++)
+        t[i] = spawn(once_thread, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    check_eq(once_runs, 1, "once: ran once, and every caller saw it done");
+    check_eq(parklot_once_done(&the_once), 1, "once: done");
+    check_eq(parklot_once(&the_once, NULL, NULL), PARKLOT_EINVAL, "once: NULL function");
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 int main(void)
@@ -785,6 +972,12 @@ int main(void)
     test_notify_fifo();
     test_wait_async_outcomes();
     test_wait_async_races();
+
+    /* reader-writer lock, semaphore, barrier, once */
+    test_rwlock_basics();
+    test_rwlock_threads();
+    test_semaphore();
+    test_barrier_and_once();
 
     printf("c-abi: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

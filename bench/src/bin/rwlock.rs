@@ -1,0 +1,279 @@
+//! Experiment 6 of BENCHMARKS.md, after seed 003: reader-writer locks with
+//! half the threads reading and half writing, short critical sections, 2 to
+//! 16 threads, in a reader-preferring and a writer-preferring mode, and the
+//! rate of every thread: a peer that starves a side shows 0 for its slowest
+//! thread. Peers: parklot's `RawRwLock` (both policies), glibc's
+//! `pthread_rwlock_t` (both preferences), `std::sync::RwLock` and
+//! `parking_lot::RwLock`.
+//!
+//! `cargo run --release -p parklot-bench --bin rwlock -- [--quick] [--out DIR]`
+//! writes `native-rwlock.md` and `native-rwlock.json` to DIR (default
+//! `bench/results`).
+
+use parklot::{RawRwLock, RwLockPolicy};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// A reader-writer lock as this experiment drives it.
+trait Rw: Send + Sync + 'static {
+    fn read(&self, f: impl FnOnce());
+    fn write(&self, f: impl FnOnce());
+}
+
+struct Parklot(RawRwLock);
+
+impl Rw for Parklot {
+    fn read(&self, f: impl FnOnce()) {
+        self.0.lock_shared();
+        f();
+        // SAFETY: read just above.
+        unsafe { self.0.unlock_shared() };
+    }
+    fn write(&self, f: impl FnOnce()) {
+        self.0.lock_exclusive();
+        f();
+        // SAFETY: locked just above.
+        unsafe { self.0.unlock_exclusive() };
+    }
+}
+
+struct Std(std::sync::RwLock<()>);
+
+impl Rw for Std {
+    fn read(&self, f: impl FnOnce()) {
+        let _g = self.0.read().unwrap();
+        f();
+    }
+    fn write(&self, f: impl FnOnce()) {
+        let _g = self.0.write().unwrap();
+        f();
+    }
+}
+
+struct ParkingLot(parking_lot::RwLock<()>);
+
+impl Rw for ParkingLot {
+    fn read(&self, f: impl FnOnce()) {
+        let _g = self.0.read();
+        f();
+    }
+    fn write(&self, f: impl FnOnce()) {
+        let _g = self.0.write();
+        f();
+    }
+}
+
+/// glibc's rwlock, boxed so that it never moves once initialised.
+struct Pthread(Box<core::cell::UnsafeCell<libc::pthread_rwlock_t>>);
+
+// SAFETY: a pthread_rwlock_t is made to be shared between threads.
+unsafe impl Send for Pthread {}
+// SAFETY: as above.
+unsafe impl Sync for Pthread {}
+
+impl Pthread {
+    /// `kind`: PTHREAD_RWLOCK_PREFER_READER_NP (0, the default) or
+    /// PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP (2).
+    fn new(kind: i32) -> Pthread {
+        let lock = Box::new(core::cell::UnsafeCell::new(
+            libc::PTHREAD_RWLOCK_INITIALIZER,
+        ));
+        // SAFETY: attr is initialised before use and destroyed after; the
+        // lock is boxed, so it stays where it was initialised.
+        unsafe {
+            let mut attr: libc::pthread_rwlockattr_t = core::mem::zeroed();
+            assert_eq!(libc::pthread_rwlockattr_init(&mut attr), 0);
+            assert_eq!(libc::pthread_rwlockattr_setkind_np(&mut attr, kind), 0);
+            assert_eq!(libc::pthread_rwlock_init(lock.get(), &attr), 0);
+            libc::pthread_rwlockattr_destroy(&mut attr);
+        }
+        Pthread(lock)
+    }
+}
+
+impl Rw for Pthread {
+    fn read(&self, f: impl FnOnce()) {
+        // SAFETY: an initialised lock, released by this same thread below.
+        unsafe { assert_eq!(libc::pthread_rwlock_rdlock(self.0.get()), 0) };
+        f();
+        // SAFETY: read-locked above by this thread.
+        unsafe { libc::pthread_rwlock_unlock(self.0.get()) };
+    }
+    fn write(&self, f: impl FnOnce()) {
+        // SAFETY: as in `read`.
+        unsafe { assert_eq!(libc::pthread_rwlock_wrlock(self.0.get()), 0) };
+        f();
+        // SAFETY: write-locked above by this thread.
+        unsafe { libc::pthread_rwlock_unlock(self.0.get()) };
+    }
+}
+
+impl Drop for Pthread {
+    fn drop(&mut self) {
+        // SAFETY: nobody holds it any more (the round's threads are joined).
+        unsafe { libc::pthread_rwlock_destroy(self.0.get()) };
+    }
+}
+
+/// One round's per-thread rates (operations per second).
+struct Rates {
+    readers: Vec<f64>,
+    writers: Vec<f64>,
+}
+
+/// `threads` threads, even ones reading and odd ones writing, for `duration`;
+/// a write bumps a plain counter (checked at the end), a read reads it.
+fn round<L: Rw>(lock: L, threads: usize, duration: Duration) -> Rates {
+    struct Shared<L> {
+        lock: L,
+        value: core::cell::UnsafeCell<u64>,
+    }
+    // SAFETY: `value` is written only under the write lock, read under a read.
+    unsafe impl<L: Sync> Sync for Shared<L> {}
+    let shared = Arc::new(Shared {
+        lock,
+        value: core::cell::UnsafeCell::new(0),
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(Barrier::new(threads + 1));
+    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..threads).map(|_| AtomicU64::new(0)).collect());
+    let hs: Vec<_> = (0..threads)
+        .map(|t| {
+            let (shared, stop, start, counts) =
+                (shared.clone(), stop.clone(), start.clone(), counts.clone());
+            thread::spawn(move || {
+                start.wait();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    if t % 2 == 0 {
+                        // SAFETY: read under the read lock.
+                        shared.lock.read(|| {
+                            std::hint::black_box(unsafe { *shared.value.get() });
+                        });
+                    } else {
+                        // SAFETY: written under the write lock.
+                        shared.lock.write(|| unsafe { *shared.value.get() += 1 });
+                    }
+                    n += 1;
+                }
+                counts[t].store(n, Ordering::Relaxed);
+            })
+        })
+        .collect();
+    start.wait();
+    let began = Instant::now();
+    thread::sleep(duration);
+    stop.store(true, Ordering::Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    let secs = began.elapsed().as_secs_f64();
+    let per: Vec<f64> = counts
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed) as f64 / secs)
+        .collect();
+    let writes: u64 = (1..threads)
+        .step_by(2)
+        .map(|t| counts[t].load(Ordering::Relaxed))
+        .sum();
+    // SAFETY: every thread is joined.
+    assert_eq!(
+        unsafe { *shared.value.get() },
+        writes,
+        "a lost update: the lock is broken"
+    );
+    Rates {
+        readers: per.iter().step_by(2).copied().collect(),
+        writers: per.iter().skip(1).step_by(2).copied().collect(),
+    }
+}
+
+fn stats(v: &[f64]) -> (f64, f64, f64) {
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(0.0, f64::max);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    (min, mean, max)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| "bench/results".into());
+    let duration = Duration::from_millis(if quick { 100 } else { 500 });
+    let thread_counts: &[usize] = if quick { &[2, 4] } else { &[2, 4, 8, 16] };
+    type Make = fn() -> Box<dyn FnOnce(usize, Duration) -> Rates>;
+    let peers: Vec<(&str, Make)> = vec![
+        ("parklot RwLock, writer-preferring", || {
+            Box::new(|t, d| {
+                round(
+                    Parklot(RawRwLock::with_policy(RwLockPolicy::PreferWriters)),
+                    t,
+                    d,
+                )
+            })
+        }),
+        ("parklot RwLock, reader-preferring", || {
+            Box::new(|t, d| {
+                round(
+                    Parklot(RawRwLock::with_policy(RwLockPolicy::PreferReaders)),
+                    t,
+                    d,
+                )
+            })
+        }),
+        ("glibc pthread_rwlock, prefer writer", || {
+            Box::new(|t, d| round(Pthread::new(2), t, d))
+        }),
+        ("glibc pthread_rwlock, prefer reader", || {
+            Box::new(|t, d| round(Pthread::new(0), t, d))
+        }),
+        ("std::sync::RwLock", || {
+            Box::new(|t, d| round(Std(std::sync::RwLock::new(())), t, d))
+        }),
+        ("parking_lot::RwLock", || {
+            Box::new(|t, d| round(ParkingLot(parking_lot::RwLock::new(())), t, d))
+        }),
+    ];
+    let mut md = String::from(
+        "# Experiment 6: reader-writer locks, half readers, half writers (seed 003's protocol)\n\n\
+         Per-thread rates in operations per second: min / mean / max over the reader threads \
+         and over the writer threads (a 0 is a starved thread). Critical section: read or bump \
+         one counter. Generated by `cargo run --release -p parklot-bench --bin rwlock`.\n\n\
+         | lock | threads | readers min | readers mean | readers max | writers min | writers mean | writers max |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut json =
+        String::from("{\n  \"experiment\": \"rwlock half readers half writers\",\n  \"rows\": [\n");
+    let mut first = true;
+    for &threads in thread_counts {
+        for (name, make) in &peers {
+            let r = make()(threads, duration);
+            let (rmin, rmean, rmax) = stats(&r.readers);
+            let (wmin, wmean, wmax) = stats(&r.writers);
+            let line = format!(
+                "| {name} | {threads} | {rmin:.0} | {rmean:.0} | {rmax:.0} | {wmin:.0} | {wmean:.0} | {wmax:.0} |\n"
+            );
+            print!("{line}");
+            md.push_str(&line);
+            if !first {
+                json.push_str(",\n");
+            }
+            first = false;
+            json.push_str(&format!(
+                "    {{ \"lock\": \"{name}\", \"threads\": {threads}, \"readers\": {:?}, \"writers\": {:?} }}",
+                r.readers.iter().map(|x| x.round()).collect::<Vec<_>>(),
+                r.writers.iter().map(|x| x.round()).collect::<Vec<_>>()
+            ));
+        }
+    }
+    json.push_str("\n  ]\n}\n");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(format!("{out}/native-rwlock.md"), md).unwrap();
+    std::fs::write(format!("{out}/native-rwlock.json"), json).unwrap();
+}

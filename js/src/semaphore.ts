@@ -1,0 +1,129 @@
+/**
+ * `Semaphore` in the runtime's shared memory, served by the wasm core
+ * (runtime/src/semaphore.rs): waits park in the same ParkingLot as locks,
+ * and threads that may not block wait asynchronously in the same queues.
+ */
+import { Core } from './core.js';
+import { closedError } from './errors.js';
+import { Acquired, refuseToBlock } from './lock.js';
+import { toTimeout } from './validate.js';
+import { Queue, settle } from './waiters.js';
+
+/** The most permits a semaphore holds (2^30 - 1). */
+export const MAX_PERMITS = 0x3fff_ffff;
+
+/** Checks a permit count (an integer from 1 to MAX_PERMITS; 0 for an initial count). */
+export function checkPermits(call: string, n: unknown, min = 1): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > MAX_PERMITS) {
+    throw new RangeError(`parklot: ${call}: the number of permits must be an integer from ${min} to ${MAX_PERMITS}, got ${String(n)}`);
+  }
+  return n;
+}
+
+/**
+ * A counting semaphore of one 32-bit word: `acquire(n)` takes n permits,
+ * waiting until they are free; `release(n)` returns them. Barging, with the
+ * runtime's fairness timer letting waiting threads go first about once a
+ * millisecond.
+ *
+ * @example
+ * const slots = rt.semaphore(4);
+ * await slots.acquireAsync();
+ * try { await fetchSomething(); } finally { slots.release(); }
+ */
+export class Semaphore {
+  /** The semaphore's byte address (`rt.semaphoreAt(address)` on another thread). */
+  readonly address: number;
+  readonly kind = 'parklot.semaphore';
+  readonly runtimeId: number;
+  readonly #core: Core;
+
+  /** Not for direct use: semaphores come from `rt.semaphore()` and `rt.semaphoreAt()`. */
+  constructor(core: unknown, address: number) {
+    if (!(core instanceof Core)) throw new TypeError('parklot: semaphores come from rt.semaphore(permits) or rt.semaphoreAt(address)');
+    this.#core = core;
+    this.address = address;
+    this.runtimeId = core.header.id;
+  }
+
+  /** Takes `n` permits (default 1), blocking this thread until they are free. Throws where blocking is not allowed (use `acquireAsync`). */
+  acquire(n = 1): void {
+    this.#take(checkPermits('Semaphore.acquire()', n), Infinity, 'Semaphore.acquire()', 'await sem.acquireAsync(n)');
+  }
+
+  /** Takes `n` permits if they are free now; never waits. */
+  tryAcquire(n = 1): boolean {
+    return this.#try(checkPermits('Semaphore.tryAcquire()', n));
+  }
+
+  /** Takes `n` permits, blocking at most `timeout` milliseconds. Returns whether it did. */
+  acquireFor(n: number, timeout: number): boolean {
+    return this.#take(checkPermits('Semaphore.acquireFor()', n), toTimeout(timeout), 'Semaphore.acquireFor()', 'await sem.acquireAsync(n, timeout)');
+  }
+
+  /**
+   * Takes `n` permits without blocking the thread: resolves `true` once they
+   * are this thread's, `false` if `timeout` milliseconds (default: forever)
+   * passed first. Works on every thread.
+   */
+  async acquireAsync(n = 1, timeout?: number): Promise<boolean> {
+    checkPermits('Semaphore.acquireAsync()', n);
+    const t = toTimeout(timeout);
+    const core = this.#core;
+    if (this.#try(n)) return true;
+    if (t === 0) return false;
+    const deadline = t === Infinity ? Infinity : performance.now() + t;
+    const g = core.glue;
+    const record = core.pool.take();
+    record.key = this.address;
+    record.arg = n;
+    record.queuedOn = Queue.Semaphore;
+    core.keepAlive.enter();
+    try {
+      if (g.semaphore_async_begin(this.address, n, record.address) === Acquired.Yes) return true;
+      for (;;) {
+        if (await settle(core, record, deadline)) {
+          if (g.semaphore_async_resume(this.address, n, record.address) === Acquired.Yes) return true;
+          continue; // did not fit: queued again
+        }
+        return g.semaphore_async_cancel(this.address, n, record.address) === Acquired.Yes;
+      }
+    } finally {
+      core.keepAlive.leave();
+      record.queuedOn = Queue.None;
+      core.pool.give(record);
+    }
+  }
+
+  /** Returns `n` permits (default 1). Throws a RangeError, changing nothing, past MAX_PERMITS free. */
+  release(n = 1): void {
+    checkPermits('Semaphore.release()', n);
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    if (!core.glue.semaphore_release(this.address, n)) {
+      throw new RangeError(`parklot: Semaphore.release(): more than ${MAX_PERMITS} permits would be free; release only what you acquired`);
+    }
+  }
+
+  /** How many permits are free (a snapshot). */
+  available(): number {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.semaphore_available(this.address);
+  }
+
+  #try(n: number): boolean {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.semaphore_acquire_for(this.address, n, 0) === Acquired.Yes;
+  }
+
+  #take(n: number, timeout: number, call: string, alternative: string): boolean {
+    const core = this.#core;
+    if (!core.canBlock) {
+      if (this.#try(n)) return true;
+      refuseToBlock(core, call, alternative);
+    }
+    return core.glue.semaphore_acquire_for(this.address, n, timeout) === Acquired.Yes;
+  }
+}

@@ -1,0 +1,118 @@
+// The reader-writer lock from JS (issue 13): workers that block and workers
+// that may not block (the page-style async waiters) mix reads and writes on
+// one lock; any writer overlapping anyone, or a lost update, shows. Plus the
+// calls' contracts on the main thread.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Runtime } from '../../js/dist/index.js';
+import { openGate, sleep, spawn, withTimeout } from './helpers.js';
+
+const DEADLINE_MS = 30_000;
+
+let rt: Runtime;
+beforeAll(async () => {
+  rt = await Runtime.create();
+});
+afterAll(() => rt.close());
+
+describe('RwLock', () => {
+  for (const policy of ['prefer-writers', 'prefer-readers'] as const) {
+    it(`${policy}: blocking and async workers mix reads and writes; no writer overlaps anyone`, async () => {
+      const lock = rt.rwLock({ policy });
+      const occupancy = rt.alloc(4, 4);
+      const counter = rt.alloc(8, 8);
+      const gate = rt.alloc(4, 4);
+      const iterations = 20_000;
+      const common = { rw: lock.address, occupancy, counter, iterations, writeEvery: 4, gate };
+      const workers = [
+        spawn(rt, 'rwMix', { ...common, useAsync: false }),
+        spawn(rt, 'rwMix', { ...common, useAsync: false }),
+        spawn(rt, 'rwMix', { ...common, useAsync: true, mayBlock: false }),
+        spawn(rt, 'rwMix', { ...common, useAsync: true, mayBlock: false }),
+      ];
+      await Promise.all(workers.slice(0, 2).map((w) => w.next('ready')));
+      lock.write(); // everyone finds it held and waits: blocking ones park, async ones queue
+      openGate(rt, gate);
+      await sleep(20);
+      lock.unlockWrite();
+      const results = (await withTimeout(Promise.all(workers.map((w) => w.done)), 120_000, 'rwMix workers')) as [number, number][];
+      expect(results.map(([v]) => v)).toEqual([0, 0, 0, 0]);
+      const writes = results.reduce((sum, [, w]) => sum + w, 0);
+      expect(rt.float64(counter)[0]).toBe(writes);
+      expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+    });
+  }
+
+  it('readers share, a writer excludes, and the snapshots say so', () => {
+    const lock = rt.rwLock();
+    expect(lock.tryRead()).toBe(true);
+    expect(lock.tryRead()).toBe(true);
+    expect(lock.state()).toEqual({ held: 'read', readers: 2 });
+    expect(lock.tryWrite()).toBe(false);
+    lock.unlockRead();
+    lock.unlockRead();
+    expect(lock.withWrite(() => lock.state())).toEqual({ held: 'write', readers: 0 });
+    expect(lock.withRead(() => lock.tryWrite())).toBe(false);
+    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+  });
+
+  it('timeouts: readFor/writeFor/readAsync/writeAsync give up and change nothing', async () => {
+    const lock = rt.rwLock({ policy: 'prefer-readers' });
+    lock.write();
+    const start = performance.now();
+    expect(lock.readFor(10)).toBe(false);
+    expect(await lock.readAsync(10)).toBe(false);
+    lock.unlockWrite();
+    lock.read();
+    expect(lock.writeFor(10)).toBe(false);
+    expect(await lock.writeAsync(10)).toBe(false);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(39);
+    lock.unlockRead();
+    expect(await lock.writeAsync(10)).toBe(true);
+    lock.unlockWrite();
+    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+  });
+
+  it('a queued writeAsync gets the lock when the last reader leaves', async () => {
+    const lock = rt.rwLock();
+    lock.read();
+    const writing = lock.writeAsync(5000);
+    await sleep(5);
+    expect(lock.tryRead()).toBe(false); // writer-preferring: a writer waits
+    lock.unlockRead();
+    expect(await writing).toBe(true);
+    expect(lock.state().held).toBe('write');
+    lock.unlockWrite();
+  });
+
+  it('a worker terminated while it waits to write: the next writer still gets in', async () => {
+    const lock = rt.rwLock();
+    lock.read();
+    const a = spawn(rt, 'rwPark', { rw: lock.address, write: true });
+    await a.next('parking');
+    await sleep(100);
+    const b = spawn(rt, 'rwPark', { rw: lock.address, write: true });
+    await b.next('parking');
+    await sleep(100);
+    await a.worker.terminate();
+    lock.unlockRead();
+    await withTimeout(b.next('locked'), DEADLINE_MS, 'worker B to write after worker A, queued before it, was terminated');
+    await withTimeout(b.done, DEADLINE_MS, 'worker B to finish');
+    expect(await lock.writeAsync(DEADLINE_MS)).toBe(true);
+    lock.unlockWrite();
+    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+  });
+
+  it('errors that teach: unlocks of what is not held, bad policies, addresses', () => {
+    const lock = rt.rwLock();
+    expect(() => lock.unlockRead()).toThrow(TypeError);
+    expect(() => lock.unlockWrite()).toThrow(TypeError);
+    lock.read();
+    expect(() => lock.unlockWrite()).toThrow(TypeError);
+    lock.unlockRead();
+    // @ts-expect-error: not a policy
+    expect(() => rt.rwLock({ policy: 'fifo' })).toThrow(/prefer-writers/);
+    expect(() => rt.rwLockAt(lock.address + 1)).toThrow(RangeError);
+    expect(rt.rwLockAt(lock.address).tryWrite()).toBe(true);
+    lock.unlockWrite();
+  });
+});
