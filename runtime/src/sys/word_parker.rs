@@ -126,13 +126,17 @@ impl Parker {
 
     #[inline]
     pub(crate) fn unpark_lock(&self) -> UnparkHandle {
+        // The address first: once the swap lands, the owner may return and
+        // free the record (an async record's owner may drop it at once), so
+        // nothing of `self` is touched after it, not even to take an address.
+        let word: *const AtomicU32 = &self.state;
         // Release: the token the waker wrote must be visible once the owner sees IDLE.
         let was = self.state.swap(IDLE, Ordering::Release);
         UnparkHandle {
             word: if was == SPINNING {
                 core::ptr::null()
             } else {
-                &self.state
+                word
             },
         }
     }
