@@ -43,7 +43,7 @@ function singleSummaries({ variants, runs }) {
 }
 
 function pingPongSummaries({ variants, pairs, rounds, pooled }) {
-  return pairs.flatMap((n) => variants.map((v) => ({
+  return pairs.flatMap((n) => variants.filter((v) => pooled[`${v.id}@${n}`]).map((v) => ({
     ...v, pairs: n, workers: 2 * n, ...pooled[`${v.id}@${n}`],
     roundMedians: spread(rounds.filter((r) => r.variant === v.id && r.pairs === n).map((r) => r.median)),
   })));
