@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 mod common;
-use common::{never_preempt_on_wakeup, pin_to_one_cpu};
+use common::{never_preempt_on_wakeup, pin_to_one_cpu, NEGATIVE_ROUNDS, STARVED};
 
 /// Eventual fairness, checked so that a lock without it fails. Two threads
 /// share one CPU: one holds `L` almost all the time (a short critical
@@ -85,19 +85,6 @@ fn starvation_check<L: RawLock + 'static>(
     }
     Ok(longest)
 }
-
-/// A fair lock lets the asker in after about a millisecond (measured: at most
-/// 0.14 ms over 20 rounds); this leaves room for a busy machine. The locks
-/// without fairness waited the whole 250 ms.
-const STARVED: Duration = Duration::from_millis(250);
-
-/// Rounds for the locks that must fail. One starved round is enough, but a
-/// round can let the asker in by luck (it runs when the holder is preempted
-/// right after an unlock, most often on the way back from the syscall that
-/// woke it). Natively the first round starves; under qemu-user, whose
-/// syscalls are slow, the first starved round came as late as the sixteenth,
-/// so 60 leave a lucky lock no real chance. Rounds that end early are short.
-const NEGATIVE_ROUNDS: usize = 60;
 
 #[test]
 fn nobody_starves_under_contention() {

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 mod common;
-use common::{never_preempt_on_wakeup, pin_to_one_cpu};
+use common::{never_preempt_on_wakeup, pin_to_one_cpu, NEGATIVE_ROUNDS, STARVED};
 
 /// Takes `L` in one mode or the other.
 fn take<L: RawRw>(lock: &L, write: bool) {
@@ -110,13 +110,6 @@ fn starvation_check<L: RawRw + 'static>(
     }
     Ok(longest)
 }
-
-/// As in `fairness.rs`: a fair lock lets the asker in after about a
-/// millisecond; this leaves room for a busy machine.
-const STARVED: Duration = Duration::from_millis(250);
-
-/// As in `fairness.rs`: a round can let the asker in by luck.
-const NEGATIVE_ROUNDS: usize = 60;
 
 #[test]
 fn neither_readers_nor_writers_starve_in_either_policy() {

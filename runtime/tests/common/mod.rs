@@ -2,6 +2,21 @@
 //! declares `mod common;`).
 #![allow(dead_code)]
 
+use std::time::Duration;
+
+/// A fair lock lets the asker in after about a millisecond (measured: at most
+/// 0.14 ms over 20 rounds); this leaves room for a busy machine. The locks
+/// without fairness waited the whole 250 ms.
+pub const STARVED: Duration = Duration::from_millis(250);
+
+/// Rounds for the locks that must fail. One starved round is enough, but a
+/// round can let the asker in by luck (it runs when the holder is preempted
+/// right after an unlock, most often on the way back from the syscall that
+/// woke it). Natively the first round starves; under qemu-user, whose
+/// syscalls are slow, the first starved round came as late as the sixteenth,
+/// so 60 leave a lucky lock no real chance. Rounds that end early are short.
+pub const NEGATIVE_ROUNDS: usize = 60;
+
 /// Pins the calling thread to the first CPU it may run on.
 #[cfg(target_os = "linux")]
 pub fn pin_to_one_cpu() {
