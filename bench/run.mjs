@@ -4,10 +4,12 @@
 //   node bench/run.mjs [--quick] [--out DIR] [--only SUITE,...] [--render-only]
 //
 // Suites (each writes DIR/<suite>.json and DIR/<suite>.md, same ChartSpec):
-//   native         cargo run --release -p parklot-bench --bin suite -- [--quick] --out DIR
-//   wasm-node      node bench/wasm/run.mjs [--quick] --out DIR
-//   node-addon     node bench/node/run.mjs [--quick] --out DIR (parklot/node against the engine's Atomics)
-//   wasm-chromium  node bench/browser/run.mjs [--quick] --out DIR
+//   native            cargo run --release -p parklot-bench --bin suite -- [--quick] --out DIR
+//   native-rwlock     cargo run --release -p parklot-bench --bin rwlock -- [--quick] --out DIR (experiment 6)
+//   wasm-node         node bench/wasm/run.mjs [--quick] --out DIR
+//   wasm-node-rwlock  node bench/wasm/rwlock.mjs [--quick] --out DIR (experiment 6, semaphore, barrier)
+//   node-addon        node bench/node/run.mjs [--quick] --out DIR (parklot/node against the engine's Atomics)
+//   wasm-chromium     node bench/browser/run.mjs [--quick] --out DIR
 // DIR is bench/results, or bench/results/quick with --quick (a smoke run of
 // about a minute: it checks the suites' correctness checks pass and that
 // every file is written and parses, never a timing). A suite that cannot run
@@ -15,6 +17,8 @@
 // Chromium) is reported as skipped; one that fails makes the exit code 1.
 // The last line on stdout is "bench: N passed, M failed[, K skipped]".
 // --render-only redraws the charts and the README from DIR's JSON files.
+// Both times, DIR/rwlock.md gets experiment 6's combined table (seed 003's
+// shape) from native-rwlock.json and wasm-node-rwlock.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -22,6 +26,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderSuite } from './chart.mjs';
+import { combinedTable } from './wasm/rwlock-report.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SKIP_EXIT_CODE = 3; // a suite's way to say "cannot run here", with the reason on stderr
@@ -46,9 +51,19 @@ const SUITES = [
     cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (scripts/setup.sh installs Rust)' : null),
   },
   {
+    name: 'native-rwlock',
+    command: ['cargo', 'run', '--release', '-p', 'parklot-bench', '--bin', 'rwlock', '--'],
+    cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (scripts/setup.sh installs Rust)' : null),
+  },
+  {
     name: 'wasm-node',
     command: [process.execPath, 'bench/wasm/run.mjs'],
     cannotRun: () => null, // its own checks say what is missing (the wasm build, emcc)
+  },
+  {
+    name: 'wasm-node-rwlock',
+    command: [process.execPath, 'bench/wasm/rwlock.mjs'],
+    cannotRun: () => null, // its own checks say what is missing (the wasm build, the package build)
   },
   {
     name: 'node-addon',
@@ -148,7 +163,11 @@ function readme(outcomes, suites, started) {
   p();
   p('- `npm run bench`: every suite, full length (several minutes), into `bench/results/`.');
   p('- `npm run bench -- --quick`: the smoke run (about a minute), into `bench/results/quick/`.');
-  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts and this file.');
+  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
+  if (existsSync(join(OUT, 'rwlock.md'))) {
+    p();
+    p('Experiment 6 (reader-writer locks, seed 003\'s table) with the native, wasm and JS rows side by side: [rwlock.md](rwlock.md).');
+  }
   p();
   p('## Suites');
   p();
@@ -234,6 +253,12 @@ for (const f of readdirSync(OUT).filter((f) => f.endsWith('.json') && !SUITES.so
   say(`note: ${join(OUT, f)} is no suite's results file; left alone`);
 }
 
+// Experiment 6's combined table, from whichever of its two suites has results.
+const resultsOf = (name) => suites.find((x) => x.name === name)?.results ?? null;
+if (resultsOf('native-rwlock') || resultsOf('wasm-node-rwlock')) {
+  writeFileSync(join(OUT, 'rwlock.md'), combinedTable(resultsOf('native-rwlock'), resultsOf('wasm-node-rwlock')));
+  say(`wrote ${join(OUT, 'rwlock.md')}`);
+}
 writeFileSync(join(OUT, 'README.md'), readme(outcomes, suites, started));
 const failed = Object.entries(outcomes).filter(([, o]) => o.status === 'failed').map(([n]) => n);
 const skipped = Object.entries(outcomes).filter(([, o]) => o.status === 'skipped').map(([n, o]) => `${n} (${o.reason})`);

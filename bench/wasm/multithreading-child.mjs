@@ -1,4 +1,5 @@
-// The `multithreading` npm package's Mutex and Condvar as bench/wasm peers,
+// The `multithreading` npm package's Mutex and Condvar as bench/wasm peers
+// (and its RwLock, Semaphore and Barrier as rwlock.mjs's),
 // in a node process of its own (see loadMultithreading in pool.mjs for why)
 // with its own pool of worker.mjs workers, driven over IPC by
 // multithreading.mjs one request at a time, so that its rounds interleave
@@ -6,23 +7,28 @@
 //   parent → child: {type: 'round', n, durationMs, work, timeoutMs}
 //                   {type: 'ping-pong', pairs, trips, timeoutMs}
 //                   {type: 'uncontended', n, runs}
+//                   {type: 'experiment6', task, n, durationMs, timeoutMs}
 //                   {type: 'exit'}
 //   child → parent: {type: 'ready'} or {type: 'unavailable', reason}
 //                   {type: 'round', counter, free, done, cpus}
 //                   {type: 'ping-pong', samples, words, flags, cpus}
 //                   {type: 'uncontended', variants, runs}
+//                   {type: 'experiment6', done, cpus, version, free}
 //
 // A Mutex or Condvar is one Int32 in a SharedArrayBuffer of its own: the
 // constructors take that buffer (Mutex's second argument, Condvar's first),
 // which is how the package itself rebuilds one in a worker after a move().
+// An RwLock, Semaphore or Barrier is made new for each round with its public
+// constructor; its buffer reaches the workers the way move() sends it.
 import { CELLS, SHARED_BYTES, fail, gatedRound, loadMultithreading, parentChannel, startPool } from './pool.mjs';
 import { describe, jsFloor, timeInterleaved } from './single.mjs';
+import { jsVersion, permitsFor, prepareCells, taskOf } from './rwlock-rounds.mjs';
 
 const send = parentChannel();
 
-let Mutex;
+let Mutex, RwLock, Semaphore, Barrier;
 try {
-  ({ Mutex } = await loadMultithreading());
+  ({ Mutex, RwLock, Semaphore, Barrier } = await loadMultithreading());
 } catch (e) {
   const why = e.code === 'ERR_MODULE_NOT_FOUND' ? 'it is not installed (npm ci installs it from package-lock.json)' : e.message;
   await send({ type: 'unavailable', reason: `the multithreading package did not load: ${why}` });
@@ -84,6 +90,30 @@ async function pingPong({ pairs: n, trips, timeoutMs }) {
   };
 }
 
+/**
+ * The buffer holding `object`'s state, from the package's own serializer
+ * (the symbol "Thread.Serialize" its move() calls; the package does not
+ * export it): RwLock gives [[state, data], transfer], the others [state].
+ */
+function stateBuffer(object) {
+  const serialize = Object.getOwnPropertySymbols(Object.getPrototypeOf(object)).find((s) => s.description === 'Thread.Serialize');
+  const [first] = object[serialize]();
+  return Array.isArray(first) ? first[0] : first;
+}
+
+/** One round of rwlock.mjs's experiments on a new RwLock, Semaphore or Barrier. */
+async function experiment6({ task, n, durationMs, timeoutMs }) {
+  const permits = permitsFor(n);
+  const object = task === 'rw' ? new RwLock() : task === 'semaphore' ? new Semaphore(permits) : new Barrier(n);
+  const buffer = stateBuffer(object);
+  prepareCells(shared);
+  const what = `multithreading ${task}, ${n} workers`;
+  const { done, cpus } = await gatedRound(pool, n, taskOf(task, n, durationMs, { how: 'multithreading', buffer }), shared, timeoutMs, what);
+  // Idle: an RwLock's and a Barrier's first word 0 (unlocked), a Semaphore's all its permits.
+  const word = Atomics.load(new Int32Array(buffer), 0);
+  return { done, cpus, version: jsVersion(shared), free: word === (task === 'semaphore' ? permits : 0) };
+}
+
 process.on('message', async (cmd) => {
   switch (cmd.type) {
     case 'exit':
@@ -95,6 +125,9 @@ process.on('message', async (cmd) => {
       break;
     case 'ping-pong':
       await send({ type: 'ping-pong', ...(await pingPong(cmd)) });
+      break;
+    case 'experiment6':
+      await send({ type: 'experiment6', ...(await experiment6(cmd)) });
       break;
     case 'uncontended':
       await send({ type: 'uncontended', ...uncontended(cmd.n, cmd.runs) });

@@ -23,8 +23,11 @@ export const CELLS = {
   FLOOR: 384, // i32: the floor's compare-and-swap target
   PACKAGE_DATA: 448, // what parklot's Lock guards when driven through the npm package
   MT_DATA: 512, // what multithreading's Mutex guards (in its own process)
+  RW_DATA: 576, // f64: the version a JS-side reader-writer lock guards (rwlock.mjs)
+  SEM_INSIDE: 640, // i32: how many workers hold a semaphore permit right now
+  BARRIER_STOP: 704, // i32: the barrier pass after which every worker stops (-1: not yet)
 };
-export const SHARED_BYTES = 576;
+export const SHARED_BYTES = 768;
 
 export const log = (msg) => process.stderr.write(`${msg}\n`);
 
@@ -109,7 +112,8 @@ export function parentChannel() {
 }
 
 /**
- * The `multithreading` package's Mutex and Condvar classes. Importing it
+ * The `multithreading` package's Mutex, Condvar, RwLock, Semaphore and
+ * Barrier classes. Importing it
  * reads `navigator.hardwareConcurrency`, a global Node has only from 21;
  * older Node gets one that says what os says. Only its own process and
  * workers (multithreading-child.mjs) call this: the package also installs
@@ -118,8 +122,8 @@ export function parentChannel() {
  */
 export async function loadMultithreading() {
   globalThis.navigator ??= { hardwareConcurrency: os.availableParallelism() };
-  const { Mutex, Condvar } = await import('multithreading');
-  return { Mutex, Condvar };
+  const { Mutex, Condvar, RwLock, Semaphore, Barrier } = await import('multithreading');
+  return { Mutex, Condvar, RwLock, Semaphore, Barrier };
 }
 
 /** Ends the run: a failed check or a stuck round must never look like a result. */
@@ -164,6 +168,12 @@ export class PoolWorker {
 
   post(message) {
     this.worker.postMessage(message);
+  }
+
+  /** Ends a worker that will never answer (stuck in a deadlock): resolves once it is gone. */
+  terminate() {
+    this.exiting = true;
+    return this.worker.terminate();
   }
 
   stop() {
@@ -226,7 +236,8 @@ function cpusSince(s0) {
  * One round: the first `n` workers of `pool` run `task` (a worker.mjs
  * command, or a function from the worker's index to one), all released by one move of the gate at byte CELLS.GATE of
  * `shared`. Resolves to each worker's answer ({count, start, end, ...}, times
- * in ms since the Unix epoch) and the CPU use; fails after `timeoutMs`.
+ * in ms since the Unix epoch) and the CPU use; rejects after `timeoutMs`,
+ * the error naming the workers that did not answer (`silent`: their indexes).
  */
 export async function gatedRound(pool, n, task, shared, timeoutMs, what) {
   const gate = new Int32Array(shared, CELLS.GATE, 1);
@@ -237,7 +248,13 @@ export async function gatedRound(pool, n, task, shared, timeoutMs, what) {
   const cpu0 = cpuSnapshot();
   Atomics.store(gate, 0, gen + 1);
   Atomics.notify(gate, 0);
-  const done = await withTimeout(Promise.all(workers.map((w) => w.expect('done'))), timeoutMs, what);
+  const answered = workers.map(() => false);
+  const answers = workers.map((w, i) => w.expect('done').then((d) => { answered[i] = true; return d; }));
+  const done = await withTimeout(Promise.all(answers), timeoutMs, what).catch((e) => {
+    e.silent = answered.flatMap((a, i) => (a ? [] : [i]));
+    e.message += `; no answer from worker(s) ${e.silent.join(', ')}`;
+    throw e;
+  });
   return { done, cpus: cpusSince(cpu0) };
 }
 

@@ -19,11 +19,8 @@
 // 4. ping-pong.mjs: wake latency between two sleeping workers
 // The multithreading package's Mutex and Condvar (multithreading.mjs) take
 // part in 1, 2 and 4 from a process of their own.
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import os from 'node:os';
-import { SHARED_BYTES, fail, log, startPool } from './pool.mjs';
+import { SHARED_BYTES, log, startPool } from './pool.mjs';
+import { loadWasm, machineInfo, packageRuntime, suiteArgs, writeResults } from './module.mjs';
 import { lockThroughput } from './throughput.mjs';
 import { uncontended, waitNotify } from './single.mjs';
 import { PAIRS, pingPong } from './ping-pong.mjs';
@@ -31,14 +28,7 @@ import { startMultithreading } from './multithreading.mjs';
 import { emccVersion } from './emscripten.mjs';
 import { report } from './report.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    out: { type: 'string' },
-  },
-});
-const QUICK = args.quick;
-const OUT_DIR = args.out ?? fileURLToPath(new URL('../results/', import.meta.url));
+const { quick: QUICK, outDir: OUT_DIR } = suiteArgs();
 
 const SETTINGS = {
   workerCounts: [1, 2, 4, 8],
@@ -55,41 +45,12 @@ const SETTINGS = {
   roundTimeoutMs: 30_000, // a round still running after this is a deadlock
 };
 
-const GLUE_URL = new URL('../../js/wasm-pkg/parklot_wasm.js', import.meta.url);
-const PACKAGE_URL = new URL('../../js/dist/index.js', import.meta.url);
-const WASM_URL = new URL('../../js/wasm-pkg/parklot_wasm_bg.wasm', import.meta.url);
-
 // ---------------------------------------------------------------- setup
 
 const started = new Date();
-const wasmBytes = (() => {
-  try {
-    return readFileSync(WASM_URL);
-  } catch {
-    return fail(`no ${fileURLToPath(WASM_URL)}: run bash scripts/build-wasm.sh first`);
-  }
-})();
-// maximum must equal the module's --max-memory (1 GiB) / 64 KiB.
-const memory = new WebAssembly.Memory({ initial: 64, maximum: 16384, shared: true });
-const module = new WebAssembly.Module(wasmBytes);
-const glue = await import(GLUE_URL.href);
-glue.initSync({ module, memory });
-glue.thread_init(true);
-glue.set_cpu_count(os.availableParallelism());
-for (const f of ['peer_count_loop', 'bench_notify_loop', 'bench_ping_pong']) {
-  if (typeof glue[f] !== 'function') fail(`the wasm module has no ${f}: rebuild it with bash scripts/build-wasm.sh`);
-}
+const { module, memory, glue, glueUrl, packageUrl } = await loadWasm(['peer_count_loop', 'bench_notify_loop', 'bench_ping_pong']);
 const shared = new SharedArrayBuffer(SHARED_BYTES);
-
-const machine = {
-  cpu: os.cpus()[0]?.model ?? 'unknown',
-  cores: os.cpus().length,
-  node: process.version,
-  v8: process.versions.v8,
-  emcc: emccVersion(),
-  platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-  loadavg: os.loadavg(),
-};
+const machine = machineInfo(emccVersion());
 log(`wasm-node: ${machine.cores} CPUs, node ${machine.node}, load ${machine.loadavg.map((x) => x.toFixed(2)).join(' ')}${QUICK ? ', --quick' : ''}`);
 
 // --------------------------------------------------------- experiments
@@ -99,7 +60,7 @@ const maxWorkers = Math.max(...SETTINGS.workerCounts);
 log(`throughput: starting ${maxWorkers} workers`);
 // The npm package as a user runs it: a Runtime of its own (another memory),
 // attached in every worker, one Lock whose lock()/unlock() the workers call.
-const { Runtime } = await import(PACKAGE_URL.href).catch(() => fail(`no ${fileURLToPath(PACKAGE_URL)}: run npm run build:ts first`));
+const Runtime = await packageRuntime();
 const packageRt = await Runtime.create();
 const packageLock = packageRt.lock();
 ctx.packageLock = packageLock;
@@ -107,8 +68,8 @@ ctx.packageRt = packageRt;
 const skipped = [];
 ctx.multithreading = await startMultithreading(maxWorkers, Math.max(...PAIRS), skipped);
 ctx.pool = await startPool(maxWorkers, {
-  module, memory, shared, glueUrl: GLUE_URL.href,
-  packageUrl: PACKAGE_URL.href, packageHandle: packageRt.handle(), packageLockAddress: packageLock.address,
+  module, memory, shared, glueUrl,
+  packageUrl, packageHandle: packageRt.handle(), packageLockAddress: packageLock.address,
 }, SETTINGS.roundTimeoutMs);
 const throughputResult = await lockThroughput(ctx);
 log(`ping-pong: ${SETTINGS.rounds} rounds of ${SETTINGS.pingPongTrips} round trips per variant and pair count, and the spin-limit sweep`);
@@ -142,9 +103,4 @@ const results = {
   },
 };
 const { summaries, goals, charts, markdown } = report(results);
-mkdirSync(OUT_DIR, { recursive: true });
-const jsonPath = `${OUT_DIR.replace(/\/$/, '')}/wasm-node.json`;
-writeFileSync(jsonPath, `${JSON.stringify({ ...results, summaries, goals, charts }, null, 1)}\n`);
-writeFileSync(jsonPath.replace(/\.json$/, '.md'), markdown);
-process.stdout.write(markdown);
-log(`wasm-node: done in ${results.elapsedSeconds.toFixed(1)} s; wrote ${jsonPath} and wasm-node.md`);
+writeResults(OUT_DIR, { ...results, summaries, goals, charts }, markdown);

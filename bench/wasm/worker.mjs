@@ -8,9 +8,13 @@
 //     free this thread's wasm stack and TLS, and let the worker end.
 // With packageHandle it also attaches to the npm package's Runtime; with
 // `mt` (in multithreading-child.mjs's process) it builds the multithreading
-// package's Mutex and Condvars on the buffers `mt` carries.
-// Tasks: 'lock' (contend for a lock for durationMs, counting acquisitions)
-// and 'ping-pong' (wake another worker back and forth, timing round trips).
+// package's Mutex and Condvars on the buffers `mt` carries (and, for a
+// reader-writer, semaphore or barrier task, that object on the buffer the
+// task carries).
+// Tasks: 'lock' (contend for a lock for durationMs, counting acquisitions),
+// 'ping-pong' (wake another worker back and forth, timing round trips), and
+// experiment 6's 'rw' (read or write a reader-writer lock), 'semaphore'
+// (acquire and release one permit) and 'barrier' (pass a barrier together).
 import { workerData, parentPort } from 'node:worker_threads';
 import { jsLock, jsUnlock } from './js-mutex.mjs';
 import { CELLS, loadMultithreading } from './pool.mjs';
@@ -30,14 +34,17 @@ let packageLock = null;
 if (packageHandle) {
   const { Runtime } = await import(packageUrl);
   packageRt = await Runtime.attach(packageHandle);
-  packageLock = packageRt.lockAt(packageLockAddress);
+  if (packageLockAddress !== undefined) packageLock = packageRt.lockAt(packageLockAddress);
 }
 // multithreading's Mutex for the lock rounds, and a Mutex, Condvar and flag
-// per ping-pong pair.
+// per ping-pong pair, each rebuilt from its buffer as the package's own
+// deserializer does (and its classes, for experiment 6's tasks).
 let mtMutex = null;
 let mtPairs = null;
+let mtClasses = null;
 if (mt) {
-  const { Mutex, Condvar } = await loadMultithreading();
+  mtClasses = await loadMultithreading();
+  const { Mutex, Condvar } = mtClasses;
   mtMutex = new Mutex(undefined, mt.lock);
   mtPairs = mt.pairs.map((p, i) => ({ mutex: new Mutex(undefined, p.lock), condvar: new Condvar(p.condvar), flag: new Int32Array(mt.flags, 64 * i, 1) }));
 }
@@ -56,11 +63,13 @@ function criticalSection(at, work) {
  * The clock is read between chunks only, so its cost stays out of the
  * measurement; a chunk doubles while it takes under 0.25 ms and halves past
  * 2 ms, so a round overshoots its end by a few ms at most even when a lock
- * collapses to one acquisition per scheduler tick.
+ * collapses to one acquisition per scheduler tick. A starved thread counts
+ * the chunk it was blocked in when the others stopped: with `firstChunk`
+ * 1, one acquisition.
  */
-function timed(ms, runChunk) {
+function timed(ms, runChunk, firstChunk = 16) {
   let count = 0;
-  let chunk = 16;
+  let chunk = firstChunk;
   const start = performance.now();
   const deadline = start + ms;
   let now = start;
@@ -239,7 +248,115 @@ function pingPongTask({ how, side, wordAddr, pinger, roundTrips, samplesAddr, pa
   return { samples, word: Atomics.load(word, 0) };
 }
 
-const TASKS = { lock: lockTask, 'ping-pong': pingPongTask };
+// ------------------------------------------------- experiment 6 and kin
+
+/**
+ * Experiment 6 (seed 003): one side of a reader-writer lock for durationMs,
+ * starting with chunks of 1 so that a starved side shows as about nothing.
+ * A write moves the version at the data cell by 2 in two plain steps; a
+ * read that sees it odd caught a writer inside (`torn`).
+ */
+function rwTask({ how, kind, lockAddr, dataAddr, buffer, write, durationMs }) {
+  let torn = 0;
+  const at = CELLS.RW_DATA / 8;
+  const writeSection = () => {
+    const v = f64[at];
+    f64[at] = v + 1;
+    f64[at] = v + 2;
+  };
+  let run;
+  switch (how) {
+    case 'wasm': {
+      // The loop runs inside wasm (wasm/src/bench_rwlock.rs).
+      const loop = glue.rw_peer_loop;
+      run = (chunk) => {
+        const r = loop(kind, lockAddr, dataAddr, write, chunk);
+        if (r === 0xffff_ffff) throw new Error(`worker: no reader-writer peer ${kind}`);
+        torn += r;
+      };
+      break;
+    }
+    case 'package': {
+      // One call per read() / unlockRead(), as a web developer writes it.
+      const l = packageRt.rwLockAt(lockAddr);
+      run = write
+        ? (chunk) => { for (let k = 0; k < chunk; k++) { l.write(); writeSection(); l.unlockWrite(); } }
+        : (chunk) => { for (let k = 0; k < chunk; k++) { l.read(); torn += f64[at] % 2; l.unlockRead(); } };
+      break;
+    }
+    case 'multithreading': {
+      // As its README has it: a guard per acquisition, released by dispose().
+      const l = new mtClasses.RwLock(undefined, buffer);
+      run = write
+        ? (chunk) => { for (let k = 0; k < chunk; k++) { const g = l.blockingWrite(); writeSection(); g.dispose(); } }
+        : (chunk) => { for (let k = 0; k < chunk; k++) { const g = l.blockingRead(); torn += f64[at] % 2; g.dispose(); } };
+      break;
+    }
+    default:
+      throw new Error(`worker: unknown reader-writer driver ${how}`);
+  }
+  return { ...timed(durationMs, run, 1), torn };
+}
+
+/**
+ * A semaphore of `permits` for durationMs: acquire one permit, count
+ * yourself in (CELLS.SEM_INSIDE), out, release. `over`: how many times more
+ * than `permits` workers were inside at once (0 unless it is broken).
+ */
+function semaphoreTask({ how, address, buffer, permits, durationMs }) {
+  const inside = CELLS.SEM_INSIDE / 4;
+  let over = 0;
+  const section = () => {
+    if (Atomics.add(i32, inside, 1) >= permits) over++;
+    Atomics.sub(i32, inside, 1);
+  };
+  let run;
+  if (how === 'package') {
+    const s = packageRt.semaphoreAt(address);
+    run = (chunk) => { for (let k = 0; k < chunk; k++) { s.acquire(); section(); s.release(); } };
+  } else if (how === 'multithreading') {
+    const s = new mtClasses.Semaphore(0, buffer);
+    run = (chunk) => { for (let k = 0; k < chunk; k++) { const g = s.blockingAcquire(); section(); g.dispose(); } };
+  } else {
+    throw new Error(`worker: unknown semaphore driver ${how}`);
+  }
+  return { ...timed(durationMs, run, 1), over };
+}
+
+/**
+ * All the round's workers pass one barrier again and again until durationMs
+ * have passed. The leader of pass k past the deadline writes k + 1 to
+ * CELLS.BARRIER_STOP (the main thread set it to -1); everyone reads it after
+ * pass k + 1, so all stop after the same pass. Returns the passes and how
+ * many this worker led (the leaders of a round sum to its passes).
+ */
+function barrierTask({ how, address, buffer, durationMs }) {
+  let wait;
+  if (how === 'package') {
+    const b = packageRt.barrierAt(address);
+    wait = () => b.wait();
+  } else if (how === 'multithreading') {
+    const b = new mtClasses.Barrier(undefined, buffer);
+    wait = () => b.blockingWait().isLeader;
+  } else {
+    throw new Error(`worker: unknown barrier driver ${how}`);
+  }
+  const stop = CELLS.BARRIER_STOP / 4;
+  const start = performance.now();
+  const deadline = start + durationMs;
+  let led = 0;
+  let k = 0;
+  for (;;) {
+    const leader = wait();
+    if (leader) led++;
+    if (Atomics.load(i32, stop) === k) break;
+    if (leader && performance.now() >= deadline) Atomics.store(i32, stop, k + 1);
+    k++;
+  }
+  return { count: k + 1, led, start: origin + start, end: origin + performance.now() };
+}
+
+const TASKS = { lock: lockTask, 'ping-pong': pingPongTask, rw: rwTask, semaphore: semaphoreTask, barrier: barrierTask };
 
 parentPort.on('message', (cmd) => {
   if (cmd.type === 'exit') {

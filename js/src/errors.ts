@@ -42,6 +42,24 @@ export class OwnerDiedError extends Error {
   }
 }
 
+/**
+ * Thrown by `Once.callOnce()`/`callOnceAsync()` on a poisoned `Once`: an
+ * earlier run threw, or its worker died while running it. Nothing ran.
+ * `callOnceForce(fn)` runs again.
+ */
+export class OncePoisonedError extends Error {
+  override readonly name = 'OncePoisonedError';
+  /** The once's address. */
+  readonly address: number;
+  constructor(call: string, address: number) {
+    super(
+      `parklot: ${call}: this Once is poisoned: an earlier run of its function threw (or its worker died while running it), ` +
+        'so it never completed; use callOnceForce(fn) to run it again',
+    );
+    this.address = address;
+  }
+}
+
 /** A lock taken again by the thread that holds it. */
 export function alreadyHeldError(call: string): TypeError {
   return new TypeError(`parklot: ${call}: this thread already holds the lock (locks are not reentrant); unlock it first`);

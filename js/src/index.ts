@@ -1,6 +1,7 @@
 /**
- * parklot: one-byte locks and condition variables, and `Atomics`-style
- * wait/notify, in a WebAssembly shared memory that Web Workers, Node
+ * parklot: one-byte locks and condition variables, reader-writer locks,
+ * semaphores, barriers and onces, and `Atomics`-style wait/notify, in a
+ * WebAssembly shared memory that Web Workers, Node
  * `worker_threads` and a page's main thread share. Served by a WebKit-style
  * ParkingLot compiled to wasm; threads that may not block wait asynchronously
  * in the same queues.
@@ -17,10 +18,12 @@
 export { Runtime } from './runtime.js';
 export type { AttachOptions, RuntimeHandle, RuntimeOptions } from './runtime.js';
 export { Lock } from './lock.js';
-export { OwnerDiedError } from './errors.js';
+export { OncePoisonedError, OwnerDiedError } from './errors.js';
 export { Condition } from './condition.js';
 export { RwLock } from './rwlock.js';
-export type { RwLockPolicy } from './rwlock.js';
+export type { RwLockPolicy, RwLockState } from './rwlock.js';
+export { Once } from './once.js';
+export type { OnceState } from './once.js';
 export { Semaphore } from './semaphore.js';
 export { Barrier } from './barrier.js';
 export { RuntimeAtomics } from './atomics.js';

@@ -15,7 +15,7 @@ import { acquire } from './waiters.js';
 export let lockCore: (value: unknown) => Core | undefined;
 
 /** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
-export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3 } as const;
+export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4 } as const;
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2 } as const;
 

@@ -1,27 +1,52 @@
 /**
  * Objects that travel between threads. Structured cloning (`postMessage`,
  * `workerData`) keeps only an object's own fields, not its class: a `Lock`
- * arrives as `{ kind: 'parklot.lock', address, runtimeId }` and a `Condition`
- * as `{ kind: 'parklot.condition', ... }`. `revive` walks what arrived and
- * turns those plain forms back into live objects of the receiving thread's
- * runtime, after checking that they come from that runtime's memory.
+ * arrives as `{ kind: 'parklot.lock', address, runtimeId }`, a `Condition`
+ * as `{ kind: 'parklot.condition', ... }`, and so on for every primitive
+ * (`KINDS`). All of them keep their whole state in their bytes of the shared
+ * memory (a reader-writer lock's policy too), so the address is all they
+ * need. `revive` walks what arrived and turns those plain forms back into
+ * live objects of the receiving thread's runtime, after checking that they
+ * come from that runtime's memory.
  */
+import type { Barrier } from './barrier.js';
 import type { Condition } from './condition.js';
 import type { Lock } from './lock.js';
+import type { Once } from './once.js';
 import type { Runtime } from './runtime.js';
+import type { RwLock } from './rwlock.js';
+import type { Semaphore } from './semaphore.js';
 
-/** The plain form a `Lock` or `Condition` has after a structured clone (or `JSON.stringify`). */
+/** Each primitive's plain-form kind, and the live object it revives as. */
+interface Kinds {
+  'parklot.lock': Lock;
+  'parklot.condition': Condition;
+  'parklot.rwlock': RwLock;
+  'parklot.semaphore': Semaphore;
+  'parklot.barrier': Barrier;
+  'parklot.once': Once;
+}
+
+/** How each kind is named in errors and made live: `rt.<at>(address)`. */
+const KINDS: { readonly [K in keyof Kinds]: { readonly what: string; readonly at: (rt: Runtime, address: number) => Kinds[K] } } = {
+  'parklot.lock': { what: 'a Lock', at: (rt, a) => rt.lockAt(a) },
+  'parklot.condition': { what: 'a Condition', at: (rt, a) => rt.conditionAt(a) },
+  'parklot.rwlock': { what: 'an RwLock', at: (rt, a) => rt.rwLockAt(a) },
+  'parklot.semaphore': { what: 'a Semaphore', at: (rt, a) => rt.semaphoreAt(a) },
+  'parklot.barrier': { what: 'a Barrier', at: (rt, a) => rt.barrierAt(a) },
+  'parklot.once': { what: 'a Once', at: (rt, a) => rt.onceAt(a) },
+};
+
+/** The plain form a primitive has after a structured clone (or `JSON.stringify`). */
 export interface SentPrimitive {
-  readonly kind: 'parklot.lock' | 'parklot.condition';
+  readonly kind: keyof Kinds;
   readonly address: number;
   readonly runtimeId: number;
 }
 
-/** What `revive` gives for a value of type `T`: the plain forms of locks and conditions become the live objects. */
+/** What `revive` gives for a value of type `T`: the plain forms of the primitives become the live objects. */
 export type Revived<T> = T extends SentPrimitive
-  ? T['kind'] extends 'parklot.lock'
-    ? Lock
-    : Condition
+  ? Kinds[T['kind']]
   : T extends readonly unknown[]
     ? { [K in keyof T]: Revived<T[K]> }
     : T extends object
@@ -34,7 +59,7 @@ function isPlainObject(value: object): boolean {
 }
 
 /**
- * `value` with every plain-form (or live) Lock and Condition in it, at any
+ * `value` with every plain-form (or live) primitive in it, at any
  * depth of plain objects and arrays, made a live object of `rt`. Other values
  * are kept as they are; objects and arrays holding something revived are
  * copies, the rest are the same objects.
@@ -47,9 +72,9 @@ export function revive<T>(rt: Runtime, value: T): Revived<T> {
     const known = seen.get(v);
     if (known !== undefined) return known;
     const kind = (v as { kind?: unknown }).kind;
-    if (kind === 'parklot.lock' || kind === 'parklot.condition') {
+    if (typeof kind === 'string' && Object.hasOwn(KINDS, kind)) {
       const { address, runtimeId } = v as Partial<SentPrimitive>;
-      const what = kind === 'parklot.lock' ? 'a Lock' : 'a Condition';
+      const { what, at } = KINDS[kind as keyof Kinds];
       if (typeof address !== 'number' || typeof runtimeId !== 'number') {
         throw new TypeError(`parklot: revive(): ${path} looks like ${what} but has no numeric address and runtimeId`);
       }
@@ -59,7 +84,7 @@ export function revive<T>(rt: Runtime, value: T): Revived<T> {
             'revive it on a thread attached to the runtime it came from',
         );
       }
-      const live = kind === 'parklot.lock' ? rt.lockAt(address) : rt.conditionAt(address);
+      const live = at(rt, address);
       seen.set(v, live);
       return live;
     }

@@ -14,6 +14,7 @@ import { checkIsolated, closedError, setupError } from './errors.js';
 import type { UrlLike, WasmMemory, WasmModule } from './host-types.js';
 import { beginLife, watchThreads } from './liveness.js';
 import { Lock } from './lock.js';
+import { Once } from './once.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
 import { revive, type Revived } from './revive.js';
 import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
@@ -186,7 +187,10 @@ export class Runtime {
    * finishing without `rt.close()`), its queued waits leave their queues
    * without being counted by any notify, a lock it was handed passes to the
    * next waiter, locks it held are released and reported to their next
-   * owner as `OwnerDiedError`, and its wasm stack is freed. Returns `worker`.
+   * owner as `OwnerDiedError` (a reader-writer lock's write lock to its
+   * next writer; its reads are released silently), a `Once` it was running
+   * is poisoned, and its wasm stack is freed. Semaphore permits it took are
+   * not given back: permits have no owner. Returns `worker`.
    *
    * Browsers need no call: there each thread holds a Web Lock for its life
    * and the thread that created the runtime reaps the ones that go. Without
@@ -383,6 +387,29 @@ export class Runtime {
   }
 
   /**
+   * A new `Once` (one zeroed byte from `alloc`), not run yet.
+   *
+   * @example
+   * const init = rt.once();
+   * init.callOnce(() => setUp());
+   */
+  once(): Once {
+    return new Once(this.#core, this.alloc(1, 1));
+  }
+
+  /**
+   * The `Once` at `address` (from `once.address`, maybe on another thread).
+   *
+   * @example
+   * rt.onceAt(message.init).callOnce(() => setUp());
+   */
+  onceAt(address: number): Once {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return new Once(core, checkAddress('Runtime.onceAt()', address, 1, 1, core.byteLength()));
+  }
+
+  /**
    * A new condition variable (one zeroed byte from `alloc`).
    *
    * @example
@@ -494,10 +521,11 @@ export class Runtime {
   }
 
   /**
-   * `value` (a message from another thread) with the Locks and Conditions in
-   * it, which structured cloning turned into plain `{ kind, address,
-   * runtimeId }` objects, made live objects of this runtime again. Throws a
-   * TypeError for one that belongs to another runtime.
+   * `value` (a message from another thread) with the Locks, Conditions,
+   * RwLocks, Semaphores, Barriers and Onces in it, which structured cloning
+   * turned into plain `{ kind, address, runtimeId }` objects, made live
+   * objects of this runtime again. Throws a TypeError for one that belongs
+   * to another runtime.
    *
    * @example
    * worker.onmessage = ({ data }) => rt.revive(data).lock.withLock(work);

@@ -5,26 +5,73 @@
  * millisecond the waiting side is handed the lock, so neither side starves).
  *
  * The object only carries the lock's address: `read()`/`unlockRead()` call
- * the wasm export with it and allocate nothing.
+ * the wasm export with it and allocate nothing. What each thread holds is
+ * recorded in wasm (wasm/src/threads.rs), so that releases, upgrades and
+ * downgrades of what this thread does not hold are refused, and a worker
+ * that dies holding the lock is reaped (see `RwLock`).
  */
 import { Core } from './core.js';
-import { closedError, notLockedError } from './errors.js';
-import { Acquired, refuseToBlock } from './lock.js';
+import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
+import { Acquired, refuseToBlock, tookLock } from './lock.js';
 import { toTimeout } from './validate.js';
 import { Queue, settle } from './waiters.js';
 
+/** What a call takes, releases or turns into (wasm/src/toolkit.rs, `rw_mode`). */
+const Mode = { Read: 0, Write: 1, Upgradable: 2, Upgrade: 3 } as const;
+type Mode = (typeof Mode)[keyof typeof Mode];
+
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
-const Released = { Ok: 0 } as const;
+const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2 } as const;
+
+/** `rwlock_state`'s flags below the reader count (wasm/src/toolkit.rs, `rw_state`). */
+const StateBit = { Read: 1, Write: 2, Upgradable: 4 } as const;
+
+/** What a thread holds once an acquisition of `mode` succeeded (an upgrade: the write lock). @internal */
+export function heldAfter(mode: number): number {
+  return mode === Mode.Upgrade ? Mode.Write : mode;
+}
 
 /** Which side a lock lets in first when both wait (neither starves either way). */
 export type RwLockPolicy = 'prefer-writers' | 'prefer-readers';
 
+/** What `RwLock.state()` reports (a snapshot). */
+export interface RwLockState {
+  /** 'write' also while an upgrade waits for the other readers to leave. */
+  held: 'free' | 'read' | 'write';
+  /** Threads holding a read, the upgradable read included. */
+  readers: number;
+  /** Whether an upgradable read is held (or is upgrading). */
+  upgradable: boolean;
+}
+
 /**
  * A reader-writer lock in shared memory, usable from every thread attached to
- * the runtime (`rt.rwLockAt(lock.address)` on another thread). Many readers
- * or one writer hold it at a time. Not reentrant: a thread that reads must
- * not read again while a writer may be waiting (under 'prefer-writers' that
- * second read waits for the writer, who waits for the first read).
+ * the runtime (`rt.rwLockAt(lock.address)` on another thread, or send it:
+ * it travels as `{ kind: 'parklot.rwlock', address, runtimeId }`, its policy
+ * being in its word). Many readers or one writer hold it at a time.
+ *
+ * An *upgradable read* (`upgradableRead()`) shares the lock with plain
+ * readers but excludes writers and other upgradable readers, so its holder
+ * can later `upgrade()` to the write lock without letting go: no writer gets
+ * in between. `downgrade()` turns the write lock into a read,
+ * `downgradeToUpgradable()` into an upgradable read, and
+ * `downgradeUpgradable()` an upgradable read into a plain one.
+ *
+ * Holds belong to the thread that took them: releases, upgrades and
+ * downgrades of what this thread does not hold throw a TypeError, changing
+ * nothing; so does a blocking call without a timeout that would wait for
+ * this thread's own hold (a write while it reads, say). Reads are not reentrant: a thread
+ * that reads must not read again while a writer may be waiting (under
+ * 'prefer-writers' that second read waits for the writer, who waits for the
+ * first read).
+ *
+ * If a worker dies holding the lock (see `rt.watch`): its write lock is
+ * released and the next thread that gets the write lock (`write()`,
+ * `tryWrite()`, `writeFor()`, `writeAsync()`, or an upgrade) gets an
+ * `OwnerDiedError`, holding it: repair the data, then unlock. Its reads and
+ * upgradable read are released silently (a reader changed nothing); reads
+ * taken between the death and that repair see the data as the dead writer
+ * left it.
  *
  * @example
  * const table = rt.rwLock();
@@ -58,12 +105,12 @@ export class RwLock {
    * try { use(view[0]); } finally { lock.unlockRead(); }
    */
   read(): void {
-    this.#take(false, Infinity, 'RwLock.read()', 'await lock.readAsync()');
+    this.#take(Mode.Read, Infinity, 'RwLock.read()', 'await lock.readAsync()');
   }
 
   /** Takes a read if no writer holds or waits for the lock; never waits. */
   tryRead(): boolean {
-    return this.#try(false);
+    return this.#try(Mode.Read, 'RwLock.tryRead()');
   }
 
   /**
@@ -71,39 +118,108 @@ export class RwLock {
    * forever). Returns whether it did. Throws on a thread that may not block.
    */
   readFor(timeout: number): boolean {
-    return this.#take(false, toTimeout(timeout), 'RwLock.readFor()', 'await lock.readAsync(timeout)');
+    return this.#take(Mode.Read, toTimeout(timeout), 'RwLock.readFor()', 'await lock.readAsync(timeout)');
   }
 
-  /** Releases a read. Throws a TypeError, changing nothing, if nobody reads. */
+  /** Releases a read of this thread's. Throws a TypeError, changing nothing, if it holds none. */
   unlockRead(): void {
-    this.#release(false, 'RwLock.unlockRead()');
+    this.#release(Mode.Read, 'RwLock.unlockRead()');
   }
 
   /**
    * Takes the write lock, blocking this thread while anyone holds it. Throws
-   * on a thread that may not block (use `writeAsync` there).
+   * on a thread that may not block (use `writeAsync` there), and
+   * `OwnerDiedError` (holding the lock) if its last writer died holding it.
    *
    * @example
    * lock.write();
    * try { view[0] += 1; } finally { lock.unlockWrite(); }
    */
   write(): void {
-    this.#take(true, Infinity, 'RwLock.write()', 'await lock.writeAsync()');
+    this.#take(Mode.Write, Infinity, 'RwLock.write()', 'await lock.writeAsync()');
   }
 
   /** Takes the write lock if nobody holds it; never waits. */
   tryWrite(): boolean {
-    return this.#try(true);
+    return this.#try(Mode.Write, 'RwLock.tryWrite()');
   }
 
   /** Takes the write lock, blocking at most `timeout` milliseconds. Returns whether it did. */
   writeFor(timeout: number): boolean {
-    return this.#take(true, toTimeout(timeout), 'RwLock.writeFor()', 'await lock.writeAsync(timeout)');
+    return this.#take(Mode.Write, toTimeout(timeout), 'RwLock.writeFor()', 'await lock.writeAsync(timeout)');
   }
 
-  /** Releases the write lock. Throws a TypeError, changing nothing, if no writer holds it. */
+  /** Releases this thread's write lock. Throws a TypeError, changing nothing, if it does not hold it. */
   unlockWrite(): void {
-    this.#release(true, 'RwLock.unlockWrite()');
+    this.#release(Mode.Write, 'RwLock.unlockWrite()');
+  }
+
+  /**
+   * Takes an upgradable read, blocking while a writer or another upgradable
+   * reader holds the lock. Throws on a thread that may not block (use
+   * `upgradableReadAsync` there).
+   *
+   * @example
+   * lock.upgradableRead();
+   * if (needsChange(view)) { lock.upgrade(); view[0] += 1; lock.unlockWrite(); }
+   * else lock.unlockUpgradable();
+   */
+  upgradableRead(): void {
+    this.#take(Mode.Upgradable, Infinity, 'RwLock.upgradableRead()', 'await lock.upgradableReadAsync()');
+  }
+
+  /** Takes an upgradable read if the lock lets one in now; never waits. */
+  tryUpgradableRead(): boolean {
+    return this.#try(Mode.Upgradable, 'RwLock.tryUpgradableRead()');
+  }
+
+  /** Takes an upgradable read, blocking at most `timeout` milliseconds. Returns whether it did. */
+  upgradableReadFor(timeout: number): boolean {
+    return this.#take(Mode.Upgradable, toTimeout(timeout), 'RwLock.upgradableReadFor()', 'await lock.upgradableReadAsync(timeout)');
+  }
+
+  /** Releases this thread's upgradable read. Throws a TypeError, changing nothing, if it holds none. */
+  unlockUpgradable(): void {
+    this.#release(Mode.Upgradable, 'RwLock.unlockUpgradable()');
+  }
+
+  /**
+   * Turns this thread's upgradable read into the write lock, blocking until
+   * the other readers leave (new readers wait meanwhile). Release it with
+   * `unlockWrite()`. Throws a TypeError if this thread holds no upgradable
+   * read, and on a thread that may not block (use `upgradeAsync`).
+   */
+  upgrade(): void {
+    this.#take(Mode.Upgrade, Infinity, 'RwLock.upgrade()', 'await lock.upgradeAsync()');
+  }
+
+  /** Upgrades if no other reader holds the lock now; never waits. On `false` the upgradable read is still held. */
+  tryUpgrade(): boolean {
+    return this.#try(Mode.Upgrade, 'RwLock.tryUpgrade()');
+  }
+
+  /**
+   * Upgrades, blocking at most `timeout` milliseconds. Returns whether it
+   * did; on `false` the upgradable read is still held (and new readers may
+   * enter again).
+   */
+  upgradeFor(timeout: number): boolean {
+    return this.#take(Mode.Upgrade, toTimeout(timeout), 'RwLock.upgradeFor()', 'await lock.upgradeAsync(timeout)');
+  }
+
+  /** Turns this thread's write lock into a read (release it with `unlockRead()`), letting waiting readers in. */
+  downgrade(): void {
+    this.#downgrade(Mode.Write, Mode.Read, 'RwLock.downgrade()', 'the write lock');
+  }
+
+  /** Turns this thread's write lock into an upgradable read, letting waiting readers in. */
+  downgradeToUpgradable(): void {
+    this.#downgrade(Mode.Write, Mode.Upgradable, 'RwLock.downgradeToUpgradable()', 'the write lock');
+  }
+
+  /** Turns this thread's upgradable read into a plain read, letting another upgradable reader in. */
+  downgradeUpgradable(): void {
+    this.#downgrade(Mode.Upgradable, Mode.Read, 'RwLock.downgradeUpgradable()', 'an upgradable read');
   }
 
   /**
@@ -115,12 +231,31 @@ export class RwLock {
    * if (await lock.readAsync(100)) { try { use(view[0]); } finally { lock.unlockRead(); } }
    */
   readAsync(timeout?: number): Promise<boolean> {
-    return this.#takeAsync(false, timeout, 'RwLock.readAsync()');
+    return this.#takeAsync(Mode.Read, timeout, 'RwLock.readAsync()');
   }
 
-  /** Takes the write lock without blocking the thread; as `readAsync`. */
+  /** Takes the write lock without blocking the thread; as `readAsync` (and `OwnerDiedError` as `write`). */
   writeAsync(timeout?: number): Promise<boolean> {
-    return this.#takeAsync(true, timeout, 'RwLock.writeAsync()');
+    return this.#takeAsync(Mode.Write, timeout, 'RwLock.writeAsync()');
+  }
+
+  /** Takes an upgradable read without blocking the thread; as `readAsync`. */
+  upgradableReadAsync(timeout?: number): Promise<boolean> {
+    return this.#takeAsync(Mode.Upgradable, timeout, 'RwLock.upgradableReadAsync()');
+  }
+
+  /**
+   * Upgrades this thread's upgradable read without blocking the thread:
+   * resolves `true` once it holds the write lock, `false` if `timeout`
+   * milliseconds (default: forever) passed first (the upgradable read is
+   * still held). Rejects with a TypeError if this thread holds no upgradable read.
+   *
+   * @example
+   * await lock.upgradableReadAsync();
+   * if (await lock.upgradeAsync(100)) { view[0] += 1; lock.unlockWrite(); } else lock.unlockUpgradable();
+   */
+  upgradeAsync(timeout?: number): Promise<boolean> {
+    return this.#takeAsync(Mode.Upgrade, timeout, 'RwLock.upgradeAsync()');
   }
 
   /** Runs `fn` holding a read (taken with `read()`) and releases it however `fn` ends. */
@@ -133,9 +268,13 @@ export class RwLock {
     }
   }
 
-  /** Runs `fn` holding the write lock (taken with `write()`) and releases it however `fn` ends. */
+  /**
+   * Runs `fn` holding the write lock (taken with `write()`) and releases it
+   * however `fn` ends. If its last writer died holding it, `fn` does not
+   * run: the lock is released and the `OwnerDiedError` thrown.
+   */
   withWrite<T>(fn: () => T): T {
-    this.write();
+    this.#releaseIfOwnerDied(() => this.write());
     try {
       return fn();
     } finally {
@@ -153,9 +292,14 @@ export class RwLock {
     }
   }
 
-  /** Runs `fn` (maybe async) holding the write lock taken with `writeAsync()`. */
+  /** Runs `fn` (maybe async) holding the write lock taken with `writeAsync()`; `OwnerDiedError` as in `withWrite`. */
   async withWriteAsync<T>(fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
-    await this.writeAsync();
+    try {
+      await this.writeAsync();
+    } catch (e) {
+      if (e instanceof OwnerDiedError) this.unlockWrite();
+      throw e;
+    }
     try {
       return await fn();
     } finally {
@@ -163,66 +307,104 @@ export class RwLock {
     }
   }
 
-  /**
-   * A snapshot of who holds the lock: 'free', 'read' (by `readers` threads)
-   * or 'write'. For assertions and diagnostics.
-   */
-  state(): { held: 'free' | 'read' | 'write'; readers: number } {
+  /** A snapshot of who holds the lock. For assertions and diagnostics. */
+  state(): RwLockState {
     const core = this.#core;
     if (core.closed) throw closedError();
     const s = core.glue.rwlock_state(this.address);
-    if (s === 2) return { held: 'write', readers: 0 };
-    return s === 0 ? { held: 'free', readers: 0 } : { held: 'read', readers: s >>> 1 };
+    const held = s & StateBit.Write ? 'write' : s & StateBit.Read ? 'read' : 'free';
+    return { held, readers: s >>> 3, upgradable: (s & StateBit.Upgradable) !== 0 };
   }
 
-  #try(write: boolean): boolean {
+  #releaseIfOwnerDied(take: () => void): void {
+    try {
+      take();
+    } catch (e) {
+      if (e instanceof OwnerDiedError) this.unlockWrite();
+      throw e;
+    }
+  }
+
+  /** Whether an acquisition's `code` took the lock; throws for the codes that say why not. */
+  #took(code: number, call: string): boolean {
+    if (code === Acquired.AlreadyHeld) {
+      throw new TypeError(
+        `parklot: ${call} would wait for this thread's own hold of this reader-writer lock (it holds the write lock, ` +
+          'an upgradable read, or a read while asking to write); release it first, or upgrade an upgradable read with upgrade()',
+      );
+    }
+    if (code === Acquired.NotHeld) {
+      throw new TypeError(
+        `parklot: ${call}: this thread holds no upgradable read of this lock (a plain read cannot upgrade); ` +
+          'take one with upgradableRead() or upgradableReadAsync() first',
+      );
+    }
+    return tookLock(code, call, this.address);
+  }
+
+  #try(mode: Mode, call: string): boolean {
     const core = this.#core;
     if (core.closed) throw closedError();
-    const g = core.glue;
-    return (write ? g.rwlock_write_for(this.address, 0) : g.rwlock_read_for(this.address, 0)) === Acquired.Yes;
+    return this.#took(core.glue.rwlock_acquire_for(this.address, mode, 0), call);
   }
 
-  #take(write: boolean, timeout: number, call: string, alternative: string): boolean {
+  #take(mode: Mode, timeout: number, call: string, alternative: string): boolean {
     const core = this.#core;
     if (!core.canBlock) {
       // A thread that may not block may still take a free lock.
-      if (this.#try(write)) return true;
+      if (this.#try(mode, call)) return true;
       refuseToBlock(core, call, alternative);
     }
-    const g = core.glue;
-    return (write ? g.rwlock_write_for(this.address, timeout) : g.rwlock_read_for(this.address, timeout)) === Acquired.Yes;
+    return this.#took(core.glue.rwlock_acquire_for(this.address, mode, timeout), call);
   }
 
-  #release(write: boolean, call: string): void {
+  #release(mode: Mode, call: string): void {
     const core = this.#core;
     if (core.closed) throw closedError();
-    const g = core.glue;
-    const code = write ? g.rwlock_unlock_write(this.address) : g.rwlock_unlock_read(this.address);
+    const code = core.glue.rwlock_release(this.address, mode);
+    if (code === Released.HeldByAnother) throw heldByAnotherError(call);
     if (code !== Released.Ok) throw notLockedError(call);
   }
 
-  async #takeAsync(write: boolean, timeout: number | undefined, call: string): Promise<boolean> {
+  #downgrade(from: Mode, to: Mode, call: string, what: string): void {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    const code = core.glue.rwlock_downgrade(this.address, from, to);
+    if (code === Released.HeldByAnother) throw heldByAnotherError(call);
+    if (code !== Released.Ok) throw new TypeError(`parklot: ${call}: this thread does not hold ${what} of this lock; take it first`);
+  }
+
+  async #takeAsync(mode: Mode, timeout: number | undefined, call: string): Promise<boolean> {
     const t = toTimeout(timeout);
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (this.#try(write)) return true;
+    if (this.#try(mode, call)) return true;
     if (t === 0) return false;
     const deadline = t === Infinity ? Infinity : performance.now() + t;
     const g = core.glue;
     const record = core.pool.take();
     record.key = this.address;
-    record.queuedOn = write ? Queue.RwWrite : Queue.RwRead;
+    record.arg = mode;
+    record.queuedOn = Queue.RwLock;
     core.keepAlive.enter();
     try {
-      if (g.rwlock_async_begin(this.address, write, record.address) === Acquired.Yes) return true;
+      const begun = g.rwlock_async_begin(this.address, mode, record.address);
+      if (begun !== Acquired.No) {
+        record.queuedOn = Queue.None;
+        return this.#took(begun, call);
+      }
       for (;;) {
         if (await settle(core, record, deadline)) {
           // Claimed: handed the lock, or woken to compete again.
-          if (g.rwlock_async_resume(this.address, write, record.address) === Acquired.Yes) return true;
-          continue; // queued again
+          const resumed = g.rwlock_async_resume(this.address, mode, record.address);
+          if (resumed === Acquired.No) continue; // queued again
+          record.queuedOn = Queue.None;
+          return this.#took(resumed, call);
         }
         // Timed out: leave the queue; a hand-off may have won the race.
-        return g.rwlock_async_cancel(this.address, write, record.address) === Acquired.Yes;
+        const cancelled = g.rwlock_async_cancel(this.address, mode, record.address);
+        record.queuedOn = Queue.None;
+        return this.#took(cancelled, call);
       }
     } catch (e) {
       if (core.closed) throw closedError();
@@ -231,7 +413,6 @@ export class RwLock {
       core.keepAlive.leave();
       record.queuedOn = Queue.None;
       core.pool.give(record);
-      void call;
     }
   }
 }

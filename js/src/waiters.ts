@@ -24,6 +24,7 @@
 import { closedError } from './errors.js';
 import type { Core } from './core.js';
 import { Acquired, tookLock } from './lock.js';
+import { heldAfter } from './rwlock.js';
 
 /** What a record is queued on (`WaiterRecord.queuedOn`). */
 export const Queue = {
@@ -35,14 +36,14 @@ export const Queue = {
   Condition: 2,
   /** `atomics_wait{32,64}_async_begin` on the word at `key`. */
   Address: 3,
-  /** `rwlock_async_begin` for a read of the reader-writer lock at `key` */
-  RwRead: 4,
-  /** `rwlock_async_begin` for the write lock of the reader-writer lock at `key` */
-  RwWrite: 5,
+  /** `rwlock_async_begin` for mode `arg` (rwlock.ts, `Mode`) of the reader-writer lock at `key` */
+  RwLock: 4,
   /** `semaphore_async_begin` for `arg` permits of the semaphore at `key` */
   Semaphore: 6,
   /** `barrier_async_begin` on the barrier at `key` */
   Barrier: 7,
+  /** `once_wait_async_begin` on the once at `key` */
+  Once: 8,
 } as const;
 export type Queue = (typeof Queue)[keyof typeof Queue];
 
@@ -108,17 +109,18 @@ export class WaiterPool {
         case Queue.Address:
           g.atomics_wait_async_cancel(r.key, r.address);
           break;
-        case Queue.RwRead:
-          if (g.rwlock_async_cancel(r.key, false, r.address) !== Acquired.No) g.rwlock_unlock_read(r.key);
-          break;
-        case Queue.RwWrite:
-          if (g.rwlock_async_cancel(r.key, true, r.address) !== Acquired.No) g.rwlock_unlock_write(r.key);
+        case Queue.RwLock:
+          // Taken after all: let go of it (an upgrade's upgradable read is released with the thread).
+          if (g.rwlock_async_cancel(r.key, r.arg, r.address) !== Acquired.No) g.rwlock_release(r.key, heldAfter(r.arg));
           break;
         case Queue.Semaphore:
           if (g.semaphore_async_cancel(r.key, r.arg, r.address) !== Acquired.No) g.semaphore_release(r.key, r.arg);
           break;
         case Queue.Barrier:
           g.barrier_async_abandon(r.key, r.address);
+          break;
+        case Queue.Once:
+          g.once_wait_async_cancel(r.key, r.address);
           break;
         case Queue.None:
           continue;

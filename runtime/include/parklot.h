@@ -38,6 +38,9 @@ extern "C" {
 /** parklot_lock_checked took the lock, but its last holder died holding it
  *  (released by parklot_unlock_owner_died): the data it guards may be inconsistent. */
 #define PARKLOT_EOWNERDEAD (-3)
+/** parklot_once found the once poisoned: a Rust closure sharing it panicked
+ *  (C alone never poisons one); the function did not run. */
+#define PARKLOT_EPOISONED (-4)
 
 /* Results of parklot_wait32 / parklot_wait64 (Atomics.wait's three strings). */
 
@@ -259,6 +262,44 @@ int32_t parklot_rwlock_unlock_write(parklot_rwlock_t *lock);
  *  in. Returns 0, PARKLOT_ENOTLOCKED or PARKLOT_EINVAL. */
 int32_t parklot_rwlock_downgrade(parklot_rwlock_t *lock);
 
+/* Upgradable reads: an upgradable read shares the lock with plain readers
+ * but excludes writers and other upgradable readers, so its holder may later
+ * upgrade to the write lock without letting go (no writer can slip in). The
+ * "unlock", "upgrade" and "downgrade" calls check what the word says is
+ * held and return PARKLOT_ENOTLOCKED, changing nothing, if it is not; like
+ * the other calls they cannot tell which thread holds it. */
+
+/** Takes an upgradable read. Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgradable_read(parklot_rwlock_t *lock);
+
+/** Takes an upgradable read, waiting at most timeout_ns (0: do not wait;
+ *  negative: forever). Returns 1 if taken, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_try_upgradable_read_for(parklot_rwlock_t *lock, int64_t timeout_ns);
+
+/** Releases an upgradable read. Returns 0, PARKLOT_ENOTLOCKED (none is held,
+ *  or its upgrade is waiting; nothing changed) or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_unlock_upgradable(parklot_rwlock_t *lock);
+
+/** Turns the caller's upgradable read into the write lock, waiting for the
+ *  other readers to leave; new readers wait meanwhile. Returns 0 (release it
+ *  with parklot_rwlock_unlock_write), PARKLOT_ENOTLOCKED (no upgradable read
+ *  is held) or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgrade(parklot_rwlock_t *lock);
+
+/** Upgrades, waiting at most timeout_ns (0: do not wait; negative: forever).
+ *  Returns 1 if upgraded, 0 if not (the upgradable read is still held and new
+ *  readers may enter again), PARKLOT_ENOTLOCKED or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_try_upgrade_for(parklot_rwlock_t *lock, int64_t timeout_ns);
+
+/** Turns the caller's write lock into an upgradable read, letting waiting
+ *  readers in. Returns 0, PARKLOT_ENOTLOCKED or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_downgrade_to_upgradable(parklot_rwlock_t *lock);
+
+/** Turns the caller's upgradable read into a plain read (release it with
+ *  parklot_rwlock_unlock_read), letting another upgradable reader in.
+ *  Returns 0, PARKLOT_ENOTLOCKED or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_downgrade_upgradable(parklot_rwlock_t *lock);
+
 /** Initialises `sem` with `permits` free permits (at most 2^30 - 1).
  *  Returns 0 or PARKLOT_EINVAL. */
 int32_t parklot_semaphore_init(parklot_semaphore_t *sem, uint32_t permits);
@@ -283,12 +324,137 @@ int32_t parklot_barrier_init(parklot_barrier_t *barrier, uint32_t parties);
 int32_t parklot_barrier_wait(parklot_barrier_t *barrier);
 
 /** Calls f(context) unless a call through `once` completed; a thread that
- *  finds one running waits for it. f must return normally. Returns 0 or
- *  PARKLOT_EINVAL. */
+ *  finds one running waits for it. f must return normally (a C function
+ *  cannot unwind, so C alone never poisons a once). Returns 0,
+ *  PARKLOT_EPOISONED (a Rust closure sharing the once panicked, as with
+ *  parklot::Once::call_once; f did not run) or PARKLOT_EINVAL. */
 int32_t parklot_once(parklot_once_t *once, void (*f)(void *), void *context);
 
 /** 1 if a call through `once` completed, 0 if not, PARKLOT_EINVAL. */
 int32_t parklot_once_done(const parklot_once_t *once);
+
+/* ---- asynchronous forms: lock, rwlock, semaphore, barrier, once -------- */
+
+/* For threads that may not block (a browser's main thread, an event loop).
+ * Instead of the thread, a record (parklot_async_waiter_t) queues in the
+ * same queue as sleeping threads. The protocol: call ..._async_begin; 1
+ * means taken now (nothing queued), 0 means the record is queued. Then wait,
+ * however the embedder can without blocking a thread that must not block,
+ * until the record's word (parklot_async_waiter_word) reads 0: on Linux a
+ * FUTEX_WAIT_PRIVATE for the value 1 (the wake is a FUTEX_WAKE_PRIVATE), in
+ * wasm memory.atomic.wait32 or Atomics.waitAsync; where parklot runs on its
+ * portable parker (not Linux) nothing wakes the word: poll it. (Not
+ * parklot_wait32: parklot_notify is not what wakes it.) Then call ..._async_resume with the same arguments: 1 taken, or
+ * 0 queued again (wait for the word again). To give up (a timeout, a
+ * cancelled task) call ..._async_cancel instead: 1 means it was taken after
+ * all and the caller must release it as usual, 0 that nothing is held; the
+ * record is out of the queue either way. After 1 from any step, or after a
+ * cancel, the attempt is over and the record may be reused or freed. One
+ * record serves one attempt at a time and must not be freed while queued.
+ * A thread whose record is woken but that never resumes can hold up others
+ * (a hand-off may already have made it the holder): resume or cancel soon. */
+
+/** A record that waits instead of a thread. */
+typedef struct parklot_async_waiter parklot_async_waiter_t;
+
+/** parklot_barrier_wait_async_begin: the record is queued. */
+#define PARKLOT_BARRIER_QUEUED 0
+/** parklot_barrier_wait_async_begin: the barrier opened meanwhile (through, not the leader). */
+#define PARKLOT_BARRIER_PASSED 1
+/** parklot_barrier_wait_async_begin: this arrival opened the barrier (the leader). */
+#define PARKLOT_BARRIER_LEADER 2
+
+/** A new record, not queued, or NULL if memory ran out. Keep and reuse
+ *  records: each one counts as one more waiter in sizing parklot's table. */
+parklot_async_waiter_t *parklot_async_waiter_new(void);
+
+/** Frees a record that is not queued. Returns 0 (also for NULL) or
+ *  PARKLOT_EINVAL (misaligned, or still queued: not freed; cancel first). */
+int32_t parklot_async_waiter_free(parklot_async_waiter_t *waiter);
+
+/** The record's 32-bit word, to wait on: 1 while it is queued, 0 once it is
+ *  woken (see above for the wake). Read it atomically; never write it.
+ *  NULL for a NULL or misaligned record. */
+const int32_t *parklot_async_waiter_word(const parklot_async_waiter_t *waiter);
+
+/** Lock, step 1: 1 taken now, 0 queued, PARKLOT_EINVAL (a NULL or
+ *  misaligned pointer, or a record that is still queued). */
+int32_t parklot_lock_async_begin(parklot_lock_t *lock, parklot_async_waiter_t *waiter);
+/** Lock, step 2 (the word read 0): 1 taken, 0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_lock_async_resume(parklot_lock_t *lock, parklot_async_waiter_t *waiter);
+/** Lock, giving up: 1 taken after all (unlock it), 0 nothing held, PARKLOT_EINVAL. */
+int32_t parklot_lock_async_cancel(parklot_lock_t *lock, parklot_async_waiter_t *waiter);
+
+/** Read lock, step 1: 1 taken now, 0 queued, PARKLOT_EINVAL (as for
+ *  parklot_lock_async_begin). */
+int32_t parklot_rwlock_read_async_begin(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+/** Read lock, step 2: 1 taken, 0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_read_async_resume(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+/** Read lock, giving up: 1 taken after all (parklot_rwlock_unlock_read it),
+ *  0 nothing held, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_read_async_cancel(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+
+/** Write lock, step 1: 1 taken now, 0 queued, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_write_async_begin(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+/** Write lock, step 2: 1 taken, 0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_write_async_resume(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+/** Write lock, giving up: 1 taken after all (parklot_rwlock_unlock_write
+ *  it), 0 nothing held, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_write_async_cancel(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+
+/** Upgradable read, step 1: 1 taken now, 0 queued, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgradable_read_async_begin(parklot_rwlock_t *lock,
+                                                   parklot_async_waiter_t *waiter);
+/** Upgradable read, step 2: 1 taken, 0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgradable_read_async_resume(parklot_rwlock_t *lock,
+                                                    parklot_async_waiter_t *waiter);
+/** Upgradable read, giving up: 1 taken after all
+ *  (parklot_rwlock_unlock_upgradable it), 0 nothing held, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgradable_read_async_cancel(parklot_rwlock_t *lock,
+                                                    parklot_async_waiter_t *waiter);
+
+/** Upgrade of the caller's upgradable read, step 1: 1 upgraded now, 0
+ *  queued (new readers wait meanwhile), PARKLOT_ENOTLOCKED (no upgradable
+ *  read held, or its upgrade already pending) or PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgrade_async_begin(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+/** Upgrade, step 2: 1 upgraded (release with parklot_rwlock_unlock_write),
+ *  0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgrade_async_resume(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+/** Upgrade, giving up: 1 upgraded after all (the write lock is held), 0 only
+ *  the upgradable read is held (new readers may enter again), PARKLOT_EINVAL. */
+int32_t parklot_rwlock_upgrade_async_cancel(parklot_rwlock_t *lock, parklot_async_waiter_t *waiter);
+
+/** n permits, step 1: 1 taken now, 0 queued, PARKLOT_EINVAL (also for n
+ *  over 2^30 - 1). */
+int32_t parklot_semaphore_acquire_async_begin(parklot_semaphore_t *sem, uint32_t n,
+                                              parklot_async_waiter_t *waiter);
+/** n permits, step 2 (the same n): 1 taken, 0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_semaphore_acquire_async_resume(parklot_semaphore_t *sem, uint32_t n,
+                                               parklot_async_waiter_t *waiter);
+/** n permits, giving up (the same n): 1 taken after all (release them), 0
+ *  nothing held, PARKLOT_EINVAL. */
+int32_t parklot_semaphore_acquire_async_cancel(parklot_semaphore_t *sem, uint32_t n,
+                                               parklot_async_waiter_t *waiter);
+
+/** Barrier, step 1: arrives. Returns PARKLOT_BARRIER_LEADER,
+ *  PARKLOT_BARRIER_PASSED, PARKLOT_BARRIER_QUEUED (the record keeps the
+ *  barrier's generation for resume) or PARKLOT_EINVAL. */
+int32_t parklot_barrier_wait_async_begin(parklot_barrier_t *barrier, parklot_async_waiter_t *waiter);
+/** Barrier, step 2: 1 passed (not the leader), 0 queued again, PARKLOT_EINVAL. */
+int32_t parklot_barrier_wait_async_resume(parklot_barrier_t *barrier, parklot_async_waiter_t *waiter);
+/** Barrier, giving up: stops waiting, but the arrival still counts (it
+ *  cannot be taken back). Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_barrier_wait_async_abandon(parklot_barrier_t *barrier,
+                                           parklot_async_waiter_t *waiter);
+
+/** Waits for a call through `once` that another thread is making, step 1:
+ *  1 none runs now (call parklot_once, which returns at once if it
+ *  completed), 0 queued, PARKLOT_EINVAL. */
+int32_t parklot_once_wait_async_begin(parklot_once_t *once, parklot_async_waiter_t *waiter);
+/** Once, step 2: 1 none runs now, 0 queued again (another run began), PARKLOT_EINVAL. */
+int32_t parklot_once_wait_async_resume(parklot_once_t *once, parklot_async_waiter_t *waiter);
+/** Once, giving up: 1 if the run ended first, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_once_wait_async_cancel(parklot_once_t *once, parklot_async_waiter_t *waiter);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -40,6 +40,7 @@ const TOKEN_NOTIFY_ALL: UnparkToken = 2;
 /// module docs).
 static CONDITION_ABANDON: Abandon = Abandon {
     dequeued: |cond, was_last| owed_condition(cond).forget_waiters_if_last(was_last),
+    settle: |_| {},
     claimed: |cond, token| {
         if token == TOKEN_NOTIFY_ONE {
             owed_condition(cond).notify_one();

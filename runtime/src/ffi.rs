@@ -14,6 +14,8 @@ pub const PARKLOT_EINVAL: i32 = -1;
 pub const PARKLOT_ENOTLOCKED: i32 = -2;
 /// `PARKLOT_EOWNERDEAD`: the lock was taken, but its last holder died holding it.
 pub const PARKLOT_EOWNERDEAD: i32 = -3;
+/// `parklot_once` on a `Once` whose closure panicked (in Rust code sharing it).
+pub const PARKLOT_EPOISONED: i32 = -4;
 
 fn timeout_from_ns(timeout_ns: i64) -> Option<Duration> {
     // Negative: wait forever, as a C caller would pass -1.
@@ -108,9 +110,7 @@ pub unsafe extern "C" fn parklot_try_lock_for(lock: *const Lock, timeout_ns: i64
 #[no_mangle]
 pub unsafe extern "C" fn parklot_unlock(lock: *const Lock) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.checked_unlock().map_or(PARKLOT_ENOTLOCKED, |()| 0)
-    })
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock()))
 }
 
 /// Releases the lock, handing it to the oldest waiter if any. Returns as
@@ -121,9 +121,7 @@ pub unsafe extern "C" fn parklot_unlock(lock: *const Lock) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn parklot_unlock_fair(lock: *const Lock) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.checked_unlock_fair().map_or(PARKLOT_ENOTLOCKED, |()| 0)
-    })
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_fair()))
 }
 
 /// Whether the lock is held (1) or not (0); `PARKLOT_EINVAL` for null.
@@ -234,7 +232,7 @@ use crate::{Barrier, Once, RawRwLock, RwLockPolicy, Semaphore};
 ///
 /// # Safety
 /// `p` is null, misaligned, or points at a live `T` for the call.
-unsafe fn aligned_ref<'a, T>(p: *const T) -> Option<&'a T> {
+pub(crate) unsafe fn aligned_ref<'a, T>(p: *const T) -> Option<&'a T> {
     if !p.is_aligned() {
         return None;
     }
@@ -242,16 +240,27 @@ unsafe fn aligned_ref<'a, T>(p: *const T) -> Option<&'a T> {
     unsafe { p.as_ref() }
 }
 
-/// Turns a relative timeout (negative: forever) and a "take now" and a
-/// "take by deadline" into the C result: 1 taken, 0 timed out.
-fn timed(timeout_ns: i64, forever: impl FnOnce(), within: impl FnOnce(Duration) -> bool) -> i32 {
+/// Turns a relative timeout (negative: forever, 0: one try) and the three
+/// ways to take something (wait without end, try now, wait at most a
+/// `Duration`) into the C result: 1 taken, 0 timed out.
+fn timed(
+    timeout_ns: i64,
+    forever: impl FnOnce(),
+    now: impl FnOnce() -> bool,
+    within: impl FnOnce(Duration) -> bool,
+) -> i32 {
     match timeout_from_ns(timeout_ns) {
-        Some(t) => within(t) as i32,
+        Some(t) => (now() || (!t.is_zero() && within(t))) as i32,
         None => {
             forever();
             1
         }
     }
+}
+
+/// A checked release as the C result: 0, or `PARKLOT_ENOTLOCKED` (nothing changed).
+fn released(r: Result<(), crate::NotLocked>) -> i32 {
+    r.map_or(PARKLOT_ENOTLOCKED, |()| 0)
 }
 
 /// Initialises a reader-writer lock: writer-preferring if `prefer_writers`
@@ -303,7 +312,8 @@ pub unsafe extern "C" fn parklot_rwlock_try_read_for(
         timed(
             timeout_ns,
             || l.lock_shared(),
-            |t| l.try_lock_shared() || (!t.is_zero() && l.try_lock_shared_for(t)),
+            || l.try_lock_shared(),
+            |t| l.try_lock_shared_for(t),
         )
     })
 }
@@ -316,9 +326,7 @@ pub unsafe extern "C" fn parklot_rwlock_try_read_for(
 #[no_mangle]
 pub unsafe extern "C" fn parklot_rwlock_unlock_read(lock: *const RawRwLock) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.checked_unlock_shared().map_or(PARKLOT_ENOTLOCKED, |()| 0)
-    })
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_shared()))
 }
 
 /// Takes the write (exclusive) lock. Returns 0 or `PARKLOT_EINVAL`.
@@ -349,7 +357,8 @@ pub unsafe extern "C" fn parklot_rwlock_try_write_for(
         timed(
             timeout_ns,
             || l.lock_exclusive(),
-            |t| l.try_lock_exclusive() || (!t.is_zero() && l.try_lock_exclusive_for(t)),
+            || l.try_lock_exclusive(),
+            |t| l.try_lock_exclusive_for(t),
         )
     })
 }
@@ -362,10 +371,7 @@ pub unsafe extern "C" fn parklot_rwlock_try_write_for(
 #[no_mangle]
 pub unsafe extern "C" fn parklot_rwlock_unlock_write(lock: *const RawRwLock) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.checked_unlock_exclusive()
-            .map_or(PARKLOT_ENOTLOCKED, |()| 0)
-    })
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_exclusive()))
 }
 
 /// Turns the caller's write lock into a read lock. Returns 0,
@@ -375,15 +381,151 @@ pub unsafe extern "C" fn parklot_rwlock_unlock_write(lock: *const RawRwLock) -> 
 /// As for `parklot_rwlock_read`; the caller holds the write lock.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_rwlock_downgrade(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller, who holds the write lock.
+    unsafe { change_held(lock, RawRwLock::is_write_held, RawRwLock::downgrade) }
+}
+
+/// Runs `change` on the lock if `held` says the hold it changes is there:
+/// 0, `PARKLOT_ENOTLOCKED` (nothing changed) or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`; `change` is sound when the caller holds
+/// what `held` checks (the C caller's contract).
+unsafe fn change_held(
+    lock: *const RawRwLock,
+    held: fn(&RawRwLock) -> bool,
+    change: unsafe fn(&RawRwLock),
+) -> i32 {
     // SAFETY: forwarded from the caller.
     unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        if !l.is_locked_exclusive() {
+        if !held(l) {
             return PARKLOT_ENOTLOCKED;
         }
-        // SAFETY: the caller holds the write lock.
-        unsafe { l.downgrade() };
+        // SAFETY: the caller holds what `held` saw (our contract).
+        unsafe { change(l) };
         0
     })
+}
+
+/// Takes an upgradable read: shared with plain readers, exclusive of
+/// writers and of other upgradable readers. Returns 0 or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_upgradable_read(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        l.lock_upgradable();
+        0
+    })
+}
+
+/// Takes an upgradable read, waiting at most `timeout_ns` (0: do not wait;
+/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_try_upgradable_read_for(
+    lock: *const RawRwLock,
+    timeout_ns: i64,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        timed(
+            timeout_ns,
+            || l.lock_upgradable(),
+            || l.try_lock_upgradable(),
+            |t| l.try_lock_upgradable_for(t),
+        )
+    })
+}
+
+/// Releases an upgradable read. Returns 0, `PARKLOT_ENOTLOCKED` (none is
+/// held; nothing changed) or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_unlock_upgradable(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_upgradable()))
+}
+
+/// Turns the caller's upgradable read into the write lock, waiting for the
+/// other readers to leave (new readers wait meanwhile). Returns 0,
+/// `PARKLOT_ENOTLOCKED` (no upgradable read is held; nothing changed) or
+/// `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`; the caller holds the upgradable read.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_upgrade(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller, who holds the upgradable read.
+    unsafe { change_held(lock, RawRwLock::is_upgradable_held, RawRwLock::upgrade) }
+}
+
+/// Upgrades, waiting at most `timeout_ns` (0: do not wait; negative:
+/// forever). Returns 1 if upgraded, 0 if not (the upgradable read is still
+/// held), `PARKLOT_ENOTLOCKED` or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_upgrade`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_try_upgrade_for(
+    lock: *const RawRwLock,
+    timeout_ns: i64,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        if !l.is_upgradable_held() {
+            return PARKLOT_ENOTLOCKED;
+        }
+        timed(
+            timeout_ns,
+            // SAFETY: the caller holds the upgradable read.
+            || unsafe { l.upgrade() },
+            // SAFETY: as above; a failed try or timeout leaves it held.
+            || unsafe { l.try_upgrade() },
+            // SAFETY: as above.
+            |t| unsafe { l.try_upgrade_for(t) },
+        )
+    })
+}
+
+/// Turns the caller's write lock into an upgradable read, letting waiting
+/// plain readers in. Returns 0, `PARKLOT_ENOTLOCKED` or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`; the caller holds the write lock.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_downgrade_to_upgradable(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller, who holds the write lock.
+    unsafe {
+        change_held(
+            lock,
+            RawRwLock::is_write_held,
+            RawRwLock::downgrade_to_upgradable,
+        )
+    }
+}
+
+/// Turns the caller's upgradable read into a plain read, letting another
+/// upgradable reader in. Returns 0, `PARKLOT_ENOTLOCKED` or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`; the caller holds the upgradable read.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_rwlock_downgrade_upgradable(lock: *const RawRwLock) -> i32 {
+    // SAFETY: forwarded from the caller, who holds the upgradable read.
+    unsafe {
+        change_held(
+            lock,
+            RawRwLock::is_upgradable_held,
+            RawRwLock::downgrade_upgradable,
+        )
+    }
 }
 
 /// Initialises a semaphore with `permits` free permits. Returns 0 or
@@ -419,7 +561,8 @@ pub unsafe extern "C" fn parklot_semaphore_acquire(
         Some(s) if n <= crate::MAX_PERMITS => timed(
             timeout_ns,
             || s.acquire(n),
-            |t| s.try_acquire(n) || (!t.is_zero() && s.try_acquire_for(n, t)),
+            || s.try_acquire(n),
+            |t| s.try_acquire_for(n, t),
         ),
         _ => PARKLOT_EINVAL,
     }
@@ -480,9 +623,10 @@ pub unsafe extern "C" fn parklot_barrier_wait(barrier: *const Barrier) -> i32 {
 }
 
 /// Calls `f(context)` if no call through this `once` has completed, waiting
-/// for one that another thread is making. Returns 0 or `PARKLOT_EINVAL`.
-/// (`f` must return normally: a C function cannot unwind, so a C `once` is
-/// never poisoned.)
+/// for one that another thread is making. Returns 0, `PARKLOT_EPOISONED` (a
+/// Rust closure sharing this `Once` panicked: `f` did not run) or
+/// `PARKLOT_EINVAL`. (`f` must return normally: a C function cannot unwind,
+/// so C alone never poisons a `Once`.)
 ///
 /// # Safety
 /// `once` is null or points at a live `parklot_once_t`; `f` is safe to call
@@ -498,8 +642,11 @@ pub unsafe extern "C" fn parklot_once(
         return PARKLOT_EINVAL;
     };
     // SAFETY: the caller vouches for `f` and `context`.
-    o.call_once(|| unsafe { f(context) });
-    0
+    if o.call_once_unless_poisoned(|| unsafe { f(context) }) {
+        0
+    } else {
+        PARKLOT_EPOISONED
+    }
 }
 
 /// Whether a call through `once` has completed (1) or not (0), or `PARKLOT_EINVAL`.
@@ -510,4 +657,36 @@ pub unsafe extern "C" fn parklot_once(
 pub unsafe extern "C" fn parklot_once_done(once: *const Once) -> i32 {
     // SAFETY: caller's contract.
     unsafe { once.as_ref() }.map_or(PARKLOT_EINVAL, |o| o.state().done() as i32)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn count(context: *mut core::ffi::c_void) {
+        // SAFETY: the tests pass a live u32.
+        unsafe { *context.cast::<u32>() += 1 };
+    }
+
+    #[test]
+    fn parklot_once_reports_a_poisoned_once_without_running_or_unwinding() {
+        let once = Once::new();
+        let r = std::panic::catch_unwind(|| once.call_once(|| panic!("a Rust closure fails")));
+        assert!(r.is_err());
+        let mut runs = 0u32;
+        let context = (&mut runs as *mut u32).cast();
+        // SAFETY: a live Once, a function that counts into the live `runs`.
+        assert_eq!(
+            unsafe { parklot_once(&once, Some(count), context) },
+            PARKLOT_EPOISONED
+        );
+        assert_eq!(runs, 0);
+        let fresh = Once::new();
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(parklot_once(&fresh, Some(count), context), 0);
+            assert_eq!(parklot_once(&fresh, Some(count), context), 0);
+        }
+        assert_eq!(runs, 1);
+    }
 }

@@ -63,6 +63,9 @@ mod ffi;
 // The C ABI of waits that call back.
 #[cfg(not(loom))]
 mod ffi_async_wait;
+// The C ABI of the toolkit's asynchronous forms (a record queues, not the thread).
+#[cfg(not(loom))]
+mod ffi_async_toolkit;
 
 pub use blocking::{set_thread_may_block, thread_may_block};
 pub use clock::Instant;
@@ -84,7 +87,7 @@ pub use mutexes::{
     const_fair_mutex, const_mutex, const_reentrant_mutex, const_rwlock, CurrentThreadId, FairLock,
     FairMutex, FairMutexGuard, ReentrantMutex, ReentrantMutexGuard,
 };
-pub use once::{Once, OnceState};
+pub use once::{Once, OnceBegin, OnceState};
 pub use rwlock::{RawRwLock, RwLockPolicy};
 #[cfg(not(loom))]
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};

@@ -19,10 +19,18 @@
 //! panics (in every thread that calls it, and in the ones that were waiting),
 //! while [`Once::call_once_force`] runs its closure again, told by
 //! [`OnceState::poisoned`].
+//!
+//! The same steps, one at a time, for callers whose closure runs outside
+//! Rust (JS through the wasm module, C): [`Once::try_begin`] claims the run
+//! or says why not, [`Once::finish`] ends it (completed, or poisoned: a JS
+//! function that threw, a worker reaped while running it),
+//! [`Once::wait_while_running`] and [`Once::wait_async_begin`] wait for
+//! another thread's run.
 
 use crate::blocking::{refuse_to_block, thread_may_block};
+use crate::clock::Instant;
 use crate::lock::spin_limit;
-use crate::parking_lot;
+use crate::parking_lot::{self, AsyncWaiter, ParkResult};
 use crate::sync::{self, AtomicU8, Ordering};
 
 const DONE: u8 = 1;
@@ -53,6 +61,20 @@ impl OnceState {
     pub fn done(self) -> bool {
         self == OnceState::Done
     }
+}
+
+/// What [`Once::try_begin`] found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OnceBegin {
+    /// A closure completed: nothing to run.
+    Done,
+    /// A closure panicked and poison is not ignored: nothing was claimed.
+    Poisoned,
+    /// Another run is in progress: wait for it, then try again.
+    Running,
+    /// The caller claimed the run (the state before it: `New` or
+    /// `Poisoned`) and must end it with [`Once::finish`].
+    Run(OnceState),
 }
 
 /// Runs a closure once, however many threads ask; the others wait for it.
@@ -97,7 +119,24 @@ impl Once {
             return;
         }
         let mut f = Some(f);
-        self.call_slow(false, &mut |_| (f.take().expect("runs once"))());
+        if self
+            .call_slow(false, &mut |_| (f.take().expect("runs once"))())
+            .is_err()
+        {
+            panic!("Once instance has previously been poisoned");
+        }
+    }
+
+    /// Like [`call_once`](Self::call_once), but a poisoned `Once` returns
+    /// `false` (and `f` does not run) instead of panicking: for callers that
+    /// must not unwind (C).
+    pub fn call_once_unless_poisoned(&self, f: impl FnOnce()) -> bool {
+        if self.state.load(Ordering::Acquire) & DONE != 0 {
+            return true;
+        }
+        let mut f = Some(f);
+        self.call_slow(false, &mut |_| (f.take().expect("runs once"))())
+            .is_ok()
     }
 
     /// Like [`call_once`](Self::call_once), but runs `f` even if the `Once`
@@ -107,7 +146,8 @@ impl Once {
             return;
         }
         let mut f = Some(f);
-        self.call_slow(true, &mut |state| (f.take().expect("runs once"))(state));
+        // Poison is ignored, so this cannot fail.
+        let _ = self.call_slow(true, &mut |state| (f.take().expect("runs once"))(state));
     }
 
     /// Where it stands (a snapshot).
@@ -129,39 +169,59 @@ impl Once {
         self as *const Once as usize
     }
 
-    #[cold]
-    fn call_slow(&self, ignore_poison: bool, f: &mut dyn FnMut(OnceState)) {
+    /// Claims the run if no closure completed or runs, and the `Once` is not
+    /// poisoned (or `ignore_poison`); never waits.
+    pub fn try_begin(&self, ignore_poison: bool) -> OnceBegin {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if s & DONE != 0 {
+                return OnceBegin::Done;
+            }
+            if s & RUNNING != 0 {
+                return OnceBegin::Running;
+            }
+            if s & POISONED != 0 && !ignore_poison {
+                return OnceBegin::Poisoned;
+            }
+            match self.state.compare_exchange_weak(
+                s,
+                s | RUNNING,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) if s & POISONED != 0 => return OnceBegin::Run(OnceState::Poisoned),
+                Ok(_) => return OnceBegin::Run(OnceState::New),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Ends a run claimed by [`try_begin`](Self::try_begin): `completed`
+    /// makes the `Once` done for good, else poisoned; wakes every waiter.
+    ///
+    /// # Safety
+    /// The caller claimed the run (`OnceBegin::Run`) and has not ended it.
+    pub unsafe fn finish(&self, completed: bool) {
+        drop(Finish {
+            once: self,
+            ends_as: if completed { DONE } else { POISONED },
+        });
+    }
+
+    /// Waits while another thread runs a closure: spins briefly, then
+    /// parks. Returns `false` if `deadline` passed first, else `true` (the
+    /// run ended, or no run was in progress: try again).
+    ///
+    /// # Panics
+    /// If it would park on a thread that may not block
+    /// ([`crate::set_thread_may_block`]).
+    pub fn wait_while_running(&self, deadline: Option<Instant>) -> bool {
         let limit = spin_limit();
         let mut spins = 0;
         loop {
             let s = self.state.load(Ordering::Acquire);
-            if s & DONE != 0 {
-                return;
-            }
             if s & RUNNING == 0 {
-                if s & POISONED != 0 && !ignore_poison {
-                    panic!("Once instance has previously been poisoned");
-                }
-                if self
-                    .state
-                    .compare_exchange_weak(s, s | RUNNING, Ordering::Acquire, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
-                }
-                let state = if s & POISONED != 0 {
-                    OnceState::Poisoned
-                } else {
-                    OnceState::New
-                };
-                // On a panic the guard poisons the byte and wakes the waiters.
-                let mut finish = Finish {
-                    once: self,
-                    ends_as: POISONED,
-                };
-                f(state);
-                finish.ends_as = DONE;
-                return;
+                return true;
             }
             if s & PARKED == 0 {
                 if spins < limit {
@@ -181,16 +241,87 @@ impl Once {
                 refuse_to_block("Once::call_once while another thread runs it");
             }
             // SAFETY: the callback only reads this Once's byte.
-            unsafe {
+            let r = unsafe {
                 parking_lot::park_conditionally(
                     self.key(),
-                    || self.state.load(Ordering::Relaxed) & (RUNNING | PARKED) == RUNNING | PARKED,
+                    || self.parked_while_running(),
                     || {},
                     |_, _| {},
-                    None,
-                );
+                    deadline,
+                )
+            };
+            if matches!(r, ParkResult::TimedOut) {
+                return false;
             }
             spins = 0;
+        }
+    }
+
+    /// Asynchronous [`wait_while_running`](Self::wait_while_running), for
+    /// threads that may not block: queues `waiter` and returns `true` while
+    /// a run is in progress (its word turns 0 when the run ends: try again),
+    /// else returns `false` at once. Never blocks.
+    ///
+    /// # Safety
+    /// `waiter` is not queued, and neither moves nor is dropped until this
+    /// wait ends (its word turned 0, or [`wait_async_cancel`](Self::wait_async_cancel)).
+    pub unsafe fn wait_async_begin(&self, waiter: &AsyncWaiter) -> bool {
+        let mut s = self.state.load(Ordering::Relaxed);
+        while s & (RUNNING | PARKED) == RUNNING {
+            match self.state.compare_exchange_weak(
+                s,
+                s | PARKED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        // SAFETY: the callback only reads this Once's byte; `waiter` per our contract.
+        unsafe { parking_lot::park_async(self.key(), || self.parked_while_running(), waiter) }
+    }
+
+    /// Takes `waiter` out of the queue (a timeout): whether the run ended first.
+    ///
+    /// # Safety
+    /// `waiter` was queued by [`wait_async_begin`](Self::wait_async_begin)
+    /// and its wait has not ended.
+    pub unsafe fn wait_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller; the callback does nothing.
+        let r = unsafe { parking_lot::cancel_async(self.key(), waiter, |_, _| {}) };
+        r.is_unparked()
+    }
+
+    /// Whether a waiter should sleep: a run is in progress and `PARKED` says
+    /// its end will wake the queue.
+    #[inline]
+    fn parked_while_running(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & (RUNNING | PARKED) == RUNNING | PARKED
+    }
+
+    /// Runs `f` unless a closure completed, waiting for other runs;
+    /// `Err(())` if poisoned (and not `ignore_poison`).
+    #[cold]
+    fn call_slow(&self, ignore_poison: bool, f: &mut dyn FnMut(OnceState)) -> Result<(), ()> {
+        loop {
+            match self.try_begin(ignore_poison) {
+                OnceBegin::Done => return Ok(()),
+                OnceBegin::Poisoned => return Err(()),
+                OnceBegin::Run(state) => {
+                    // On a panic the guard poisons the byte and wakes the waiters.
+                    let mut finish = Finish {
+                        once: self,
+                        ends_as: POISONED,
+                    };
+                    f(state);
+                    finish.ends_as = DONE;
+                    return Ok(());
+                }
+                OnceBegin::Running => {
+                    self.wait_while_running(None);
+                }
+            }
         }
     }
 }
@@ -272,6 +403,54 @@ mod tests {
         let mut told = None;
         once.call_once_force(|state| told = Some(state.poisoned()));
         assert_eq!(told, Some(true));
+        assert!(once.state().done());
+    }
+
+    #[test]
+    fn the_steps_claim_one_run_and_poison_on_a_failed_one() {
+        let once = Once::new();
+        assert_eq!(once.try_begin(false), OnceBegin::Run(OnceState::New));
+        assert_eq!(once.try_begin(true), OnceBegin::Running);
+        assert_eq!(once.state(), OnceState::InProgress);
+        // SAFETY: claimed just above.
+        unsafe { once.finish(false) };
+        assert_eq!(once.try_begin(false), OnceBegin::Poisoned);
+        assert!(!once.call_once_unless_poisoned(|| panic!("must not run")));
+        assert_eq!(once.try_begin(true), OnceBegin::Run(OnceState::Poisoned));
+        // SAFETY: claimed just above.
+        unsafe { once.finish(true) };
+        assert_eq!(once.try_begin(false), OnceBegin::Done);
+        assert!(once.call_once_unless_poisoned(|| panic!("must not run")));
+    }
+
+    #[test]
+    fn a_wait_ends_when_the_run_ends() {
+        let once = Arc::new(Once::new());
+        assert_eq!(once.try_begin(false), OnceBegin::Run(OnceState::New));
+        let deadline = crate::clock::deadline_after(std::time::Duration::from_millis(5));
+        assert!(
+            !once.wait_while_running(deadline),
+            "times out while running"
+        );
+        let w = AsyncWaiter::new();
+        // SAFETY: `w` is new and outlives its wait, which ends below.
+        assert!(unsafe { once.wait_async_begin(&w) });
+        let other = once.clone();
+        let h = std::thread::spawn(move || other.wait_while_running(None));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        // SAFETY: claimed above.
+        unsafe { once.finish(true) };
+        assert!(h.join().unwrap());
+        for _ in 0..5000 {
+            if w.poll().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SAFETY: queued above; if not woken yet, this ends its wait.
+        assert!(w.poll().is_some() || unsafe { once.wait_async_cancel(&w) });
+        // SAFETY: not queued: its wait ended.
+        assert!(!unsafe { once.wait_async_begin(&w) });
         assert!(once.state().done());
     }
 }

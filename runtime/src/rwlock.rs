@@ -29,7 +29,10 @@
 //!   first, so that no new reader enters meanwhile.
 //!
 //! A thread that may not enter spins (yields) up to the Lock's spin limit
-//! while its class's parked bit is clear, then sets the bit by CAS and parks
+//! while its class's parked bit is clear (once per acquisition: a wakeup
+//! does not renew it; and not at all for a writer that readers keep out,
+//! since new readers keep entering until its bit is set), then sets the
+//! bit by CAS and parks
 //! under its class's address if, under the queue lock, the bit is still set
 //! and it still may not enter. Whoever changes the word so that a class may
 //! enter and sees its parked bit wakes that class (`unblock`); the waker
@@ -54,8 +57,9 @@
 //! the holder of what it asked for; [`TOKEN_RETRY`] means "try again".
 //! Upgradable readers are only ever woken to retry. A waiter whose owner is
 //! reaped (a terminated worker) gives back what it was handed and passes on
-//! a wake (`ABANDON`); a *holder* that is reaped is not tracked, so what it
-//! held stays held.
+//! a wake (`ABANDON`). Holders are not tracked here: an embedder that knows
+//! what a gone thread held releases it with the checked unlocks (the wasm
+//! module keeps each worker's holds and does so when it reaps the worker).
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
@@ -63,6 +67,9 @@ use crate::lock::spin_limit;
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkResult, UnparkToken};
 use crate::sync::{self, AtomicU32, Ordering};
 use core::time::Duration;
+
+// Checked and asynchronous upgradable reads, for C and JS.
+mod upgradable;
 
 const WRITER: u32 = 1;
 const UPGRADABLE: u32 = 1 << 1;
@@ -155,6 +162,16 @@ impl Class {
 }
 
 impl Class {
+    /// Whether this is a writer that readers keep out. Spinning cannot help
+    /// it: new readers keep entering while its parked bit is clear (under
+    /// either policy), so the gap it waits for may never come, and until the
+    /// bit is set no hand-off can be owed to it. Under the writer preference
+    /// the bit also stops new readers at once.
+    #[inline]
+    fn stopped_by_readers(self, s: u32) -> bool {
+        self == Class::Writer && s & WRITER == 0
+    }
+
     /// The class a const parameter names (for the `Abandon` tables).
     const fn of(code: u8) -> Class {
         match code {
@@ -178,24 +195,29 @@ impl Class {
 
 /// What a waiter owes the others if its owner is reaped while queued or
 /// before it acted on its wakeup (see [`parking_lot::Abandon`]): as the last
-/// one queued, its class's parked bit; a hand-off it never took, the lock
+/// one queued, its class's parked bit, and then a look at whether that lets
+/// others in (a writer's `WRITER_FIRST` may be keeping readers out); a hand-off it never took, the lock
 /// (released, which wakes whoever is next); a wake to compete, that wake
 /// (the lock is taken and released if free, which passes it on).
 static ABANDON: [Abandon; 4] = [
     Abandon {
         dequeued: abandon_dequeued::<0>,
+        settle: abandon_settle,
         claimed: abandon_claimed::<0>,
     },
     Abandon {
         dequeued: abandon_dequeued::<1>,
+        settle: abandon_settle,
         claimed: abandon_claimed::<1>,
     },
     Abandon {
         dequeued: abandon_dequeued::<2>,
+        settle: abandon_settle,
         claimed: abandon_claimed::<2>,
     },
     Abandon {
         dequeued: abandon_dequeued::<3>,
+        settle: abandon_settle,
         claimed: abandon_claimed::<3>,
     },
 ];
@@ -209,6 +231,12 @@ fn owed_rwlock<'a>(object: *const ()) -> &'a RawRwLock {
 
 fn abandon_dequeued<const CLASS: u8>(object: *const (), was_last: bool) {
     owed_rwlock(object).forget_parked_if_last(Class::of(CLASS), was_last);
+}
+
+/// As a waiter that timed out does: its parked bit (or a `WRITER_FIRST`
+/// owed to it) may have been what kept others out.
+fn abandon_settle(object: *const ()) {
+    owed_rwlock(object).unblock(false);
 }
 
 fn abandon_claimed<const CLASS: u8>(object: *const (), token: UnparkToken) {
@@ -808,7 +836,7 @@ impl RawRwLock {
                 continue;
             }
             if s & parked == 0 {
-                if spins < limit {
+                if spins < limit && !class.stopped_by_readers(s) {
                     spins += 1;
                     sync::yield_now();
                     continue;
@@ -824,7 +852,10 @@ impl RawRwLock {
             if let Some(acquired) = wait() {
                 return acquired;
             }
-            spins = 0;
+            // Woken to compete, or the bit was gone when we went to park:
+            // no new spin budget (as in WebKit's lock). Spinning again would
+            // leave the bit clear for another round of yields, and a waiter
+            // that keeps losing its bit that way is one no hand-off reaches.
         }
     }
 
@@ -922,7 +953,14 @@ impl RawRwLock {
         {
             // Reader preference with overlapping readers: without this a
             // parked writer would wait for a gap that may never come.
-            self.state.fetch_or(WRITER_FIRST, Ordering::Relaxed);
+            let now = self.state.fetch_or(WRITER_FIRST, Ordering::Relaxed) | WRITER_FIRST;
+            if now & WRITERS_PARKED == 0 || readers(now) == 0 {
+                // `s` is stale: the parked writers or the other readers left
+                // before the bit landed, so no reader's release will act on
+                // it. Act on it here (clear it, or hand the lock to a
+                // writer), or new readers would wait on a free lock forever.
+                self.unblock(false);
+            }
         }
     }
 
@@ -1378,6 +1416,36 @@ mod tests {
 
     fn state(l: &RawRwLock) -> u32 {
         l.state.load(Ordering::Relaxed)
+    }
+
+    /// A reader that leaves while others read and writers are parked may
+    /// set `WRITER_FIRST` when the writers' fairness timer fires. If the
+    /// word it decided on is stale (the writers, or the other readers, left
+    /// in between), nobody else would act on the bit, and new readers would
+    /// wait for a writer that is not there (a deadlock seen in the wasm
+    /// benchmark). Here the stale word is handed in directly.
+    #[test]
+    fn writer_first_on_a_stale_word_is_not_left_behind() {
+        let l = RawRwLock::with_policy(RwLockPolicy::PreferReaders);
+        l.lock_shared();
+        let stale = state(&l) | WRITERS_PARKED | ONE_READER; // one more reader, a parked writer
+                                                             // The writers' timer fires a random 0-1 ms after it last did: by now it is due.
+        std::thread::sleep(std::time::Duration::from_micros(1500));
+        l.reader_left_with(stale, false);
+        assert_eq!(
+            state(&l) & WRITER_FIRST,
+            0,
+            "WRITER_FIRST left set with no writer parked"
+        );
+        assert!(
+            l.try_lock_shared(),
+            "a new reader is kept out of a read-held lock"
+        );
+        // SAFETY: two reads are held, taken above.
+        unsafe {
+            l.unlock_shared();
+            l.unlock_shared()
+        };
     }
 
     /// Waits until `n` threads are queued under `class`'s address.

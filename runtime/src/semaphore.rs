@@ -5,33 +5,40 @@
 //! | bits  | name      | meaning                                                  |
 //! |-------|-----------|----------------------------------------------------------|
 //! | 0     | `PARKED`  | threads may be parked under the word's address           |
-//! | 1     | `FAIR`    | the fairness timer fired: arrivals queue behind the parked threads |
+//! | 1     | `FAIR`    | a turn is owed: only the waiter holding it may take permits |
 //! | 2..32 | permits   | how many permits are free                                |
 //!
 //! - acquire(n): CAS permits → permits − n while at least n are free and
-//!   `FAIR` is clear (barging); otherwise spin like [`crate::Lock`], set
-//!   `PARKED`, and park while the word still holds fewer than n (checked under
-//!   the queue lock). A parked thread woken to retry ignores `FAIR`.
-//! - release(n): add n permits (Release); with `PARKED` set, wake every
-//!   parked thread to retry (requests differ in size, so the waker cannot
-//!   tell who will fit; each retries and parks again if it does not), and
-//!   clear `PARKED` under the queue lock. If the queue's fairness timer says
-//!   so (about once a millisecond, the Lock's rule), set `FAIR` so that new
-//!   arrivals cannot take the permits before the woken threads try; the
-//!   first woken thread to acquire, or to find it still does not fit, clears
-//!   it; arrivals that would fit meanwhile yield instead of parking (up to
-//!   the spin limit; the async form, which may not spin, does not wait).
-//! - a waiter that times out as the last one clears `PARKED` and `FAIR`; one
-//!   whose owner is reaped after it was woken clears `FAIR`.
+//!   `FAIR` is clear (barging); otherwise spin like [`crate::Lock`] (once per
+//!   acquisition; not while a turn is owed, nor when more than one release
+//!   must come first: a stream of small requests would keep a large one
+//!   spinning with nobody owing it anything), set `PARKED`, and park while
+//!   the word still holds fewer than n or `FAIR` (checked under the queue
+//!   lock).
+//! - release(n): add n permits (Release). With `FAIR` set, wake the turn's
+//!   holder (parked alone under address + 1). Otherwise, with `PARKED` set:
+//!   when the queue's fairness timer says so (about once a millisecond, the
+//!   Lock's rule), wake only the oldest parked waiter, handing it **the
+//!   turn** and setting `FAIR`; else wake every parked waiter to retry
+//!   (requests differ in size, so the waker cannot tell who will fit).
+//!   `PARKED` is cleared under the queue lock when nobody is left.
+//! - the turn's holder takes its n permits as soon as they are free, before
+//!   anyone else, clearing `FAIR` as it takes (then wakes the parked waiters
+//!   if permits are left); while they are not free it parks under the word's
+//!   address plus one, and every release wakes it. So a large request is not
+//!   starved by a stream of small ones: about once a millisecond the oldest
+//!   waiter is served whatever its size.
+//! - a turn's holder that times out, is cancelled or is reaped gives the turn
+//!   up: clears `FAIR` and wakes the parked waiters. A waiter that times out
+//!   as the last one queued clears `PARKED`.
 //!
 //! So the semaphore is FIFO-ish: arrivals barge, but about once a
-//! millisecond the parked threads go first, and nobody who fits waits for
-//! long behind a stream of barging arrivals.
+//! millisecond the oldest parked waiter goes first.
 
 use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, DEFAULT_UNPARK_TOKEN};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync::{self, AtomicU32, Ordering};
 use core::time::Duration;
 
@@ -39,16 +46,30 @@ const PARKED: u32 = 1;
 const FAIR: u32 = 1 << 1;
 const ONE_PERMIT: u32 = 1 << 2;
 
-/// What a waiter owes the others if its owner is reaped (a terminated
-/// worker): as the last one queued, `PARKED`; woken, its turn under `FAIR`
-/// (cleared, or arrivals would yield to a thread that never comes).
+/// Unpark token: try again (behind a turn, if one is owed).
+const TOKEN_RETRY: UnparkToken = 0;
+/// Unpark token: the turn is yours.
+const TOKEN_TURN: UnparkToken = 1;
+
+/// What a waiter in the queue owes the others if its owner is reaped (a
+/// terminated worker): as the last one queued, `PARKED`; a turn it was
+/// handed and never took, the turn (given up, waking the others).
 static SEMAPHORE_ABANDON: Abandon = Abandon {
     dequeued: |sem, was_last| owed_semaphore(sem).forget_parked_if_last(was_last),
-    claimed: |sem, _| {
-        owed_semaphore(sem)
-            .state
-            .fetch_and(!FAIR, Ordering::Relaxed);
+    settle: |_| {},
+    claimed: |sem, token| {
+        if token == TOKEN_TURN {
+            owed_semaphore(sem).give_up_turn();
+        }
     },
+};
+
+/// What the turn's holder, parked under address + 1, owes if its owner is
+/// reaped: the turn.
+static SEMAPHORE_TURN_ABANDON: Abandon = Abandon {
+    dequeued: |sem, _| owed_semaphore(sem).clear_fair(),
+    settle: |sem| owed_semaphore(sem).give_up_turn(),
+    claimed: |sem, _| owed_semaphore(sem).give_up_turn(),
 };
 
 /// The semaphore a reaped waiter was queued on.
@@ -142,10 +163,29 @@ impl Semaphore {
     /// changes nothing.
     #[inline]
     pub fn try_release(&self, n: u32) -> bool {
+        self.release_with(n, false)
+    }
+
+    /// Returns `n` permits and, if threads wait and no turn is owed, hands
+    /// the turn to the oldest of them at once, whatever the fairness timer
+    /// says: it is served next, whatever its size.
+    ///
+    /// # Panics
+    /// If the free permits would exceed [`MAX_PERMITS`].
+    pub fn release_fair(&self, n: u32) {
+        if !self.release_with(n, true) {
+            too_many_permits();
+        }
+    }
+
+    #[inline]
+    fn release_with(&self, n: u32, fair: bool) -> bool {
         match self.add_permits(n) {
             Some(s) => {
-                if s & PARKED != 0 {
-                    self.wake_all();
+                if s & FAIR != 0 {
+                    self.wake_turn();
+                } else if s & PARKED != 0 {
+                    self.wake_parked(fair);
                 }
                 true
             }
@@ -158,20 +198,26 @@ impl Semaphore {
         self.state.load(Ordering::Relaxed) / ONE_PERMIT
     }
 
-    /// Whether threads may be parked waiting for permits (a snapshot).
+    /// Whether threads may be parked waiting for permits, or a turn is owed
+    /// (a snapshot).
     pub fn has_parked(&self) -> bool {
         self.state.load(Ordering::Relaxed) & (PARKED | FAIR) != 0
     }
 
+    /// The queue's address, or (`turn`) the turn's holder's.
     #[inline]
-    fn key(&self) -> usize {
-        self as *const Semaphore as usize
+    fn key(&self, turn: bool) -> usize {
+        self as *const Semaphore as usize + usize::from(turn)
     }
 
     /// What a waiter on this semaphore owes if it is reaped.
-    fn owed(&self) -> Owed {
+    fn owed(&self, turn: bool) -> Owed {
         Owed {
-            abandon: &SEMAPHORE_ABANDON,
+            abandon: if turn {
+                &SEMAPHORE_TURN_ABANDON
+            } else {
+                &SEMAPHORE_ABANDON
+            },
             object: (self as *const Semaphore).cast(),
             with: 0,
         }
@@ -197,22 +243,31 @@ impl Semaphore {
         }
     }
 
-    /// Takes `n` permits if free; `queued`: the caller was parked (or has
-    /// deferred to the parked long enough), so `FAIR` does not hold it back
-    /// (and it clears `FAIR` as it takes).
+    /// Takes `n` permits if free and nobody else's turn holds them back;
+    /// `turn`: the caller holds the turn (it ends as it takes).
     #[inline]
-    fn try_take(&self, n: u32, queued: bool) -> bool {
+    fn try_take(&self, n: u32, turn: bool) -> bool {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            if s / ONE_PERMIT < n || (!queued && s & FAIR != 0) {
+            if s / ONE_PERMIT < n || (!turn && s & FAIR != 0) {
                 return false;
             }
-            let new = (s - n * ONE_PERMIT) & !FAIR;
+            let new = if turn {
+                (s - n * ONE_PERMIT) & !FAIR
+            } else {
+                s - n * ONE_PERMIT
+            };
             match self
                 .state
                 .compare_exchange_weak(s, new, Ordering::Acquire, Ordering::Relaxed)
             {
-                Ok(_) => return true,
+                Ok(_) => {
+                    if turn && new & PARKED != 0 && new / ONE_PERMIT > 0 {
+                        // Waiters that fit may have parked behind our turn.
+                        self.wake_parked_to_retry();
+                    }
+                    return true;
+                }
                 Err(now) => s = now,
             }
         }
@@ -224,103 +279,124 @@ impl Semaphore {
             n <= MAX_PERMITS,
             "Semaphore::acquire: more permits than it can hold"
         );
-        self.acquire_loop(n, spin_limit(), false, || {
+        self.acquire_loop(n, spin_limit(), false, |turn| {
             if !thread_may_block() {
                 refuse_to_block("Semaphore::acquire without enough permits");
             }
             // SAFETY: the callbacks only read or edit this semaphore's word.
             let result = unsafe {
                 parking_lot::park_owing(
-                    self.key(),
-                    || self.should_park(n),
+                    self.key(turn),
+                    || self.should_park(n, turn),
                     || {},
-                    |_, was_last| self.forget_parked_if_last(was_last),
+                    |_, was_last| self.timed_out(turn, was_last),
                     deadline,
-                    self.owed(),
+                    self.owed(turn),
                 )
             };
             match result {
-                ParkResult::Unparked(_) => Waited::Woken,
+                ParkResult::Unparked(token) => Waited::Woken(token),
                 ParkResult::Invalid => Waited::Invalid,
-                ParkResult::TimedOut => Waited::Done(false),
+                ParkResult::TimedOut => {
+                    if turn {
+                        self.give_up_turn();
+                    }
+                    Waited::Done(false)
+                }
             }
         })
     }
 
     /// The acquisition loop the blocking and the async forms share: take
-    /// when the word lets us (`queued`: we were woken from the queue, so
-    /// `FAIR` does not hold us back); spin up to `limit` yields while nobody
-    /// is parked; then set `PARKED` and call `wait`.
+    /// when the word lets us (`turn`: we hold the turn, so `FAIR` does not
+    /// hold us back); while nobody is parked and no turn is owed, spin up to
+    /// `limit` yields (once per acquisition); then set `PARKED` and call
+    /// `wait(turn)`, which queues us (under address + 1 with the turn).
     #[inline]
     fn acquire_loop(
         &self,
         n: u32,
         limit: u32,
-        mut queued: bool,
-        mut wait: impl FnMut() -> Waited,
+        mut turn: bool,
+        mut wait: impl FnMut(bool) -> Waited,
     ) -> bool {
         let mut spins = 0;
-        // Yields spent letting the woken go first; past `limit` (at once for
-        // the async form, whose woken may be tasks of this very thread) we
-        // take the permits anyway rather than wait for them without bound.
-        let mut deferred = 0;
         loop {
-            if self.try_take(n, queued || deferred >= limit) {
+            if self.try_take(n, turn) {
                 return true;
             }
             let s = self.state.load(Ordering::Relaxed);
-            if s & FAIR != 0 {
-                if queued {
-                    // We had our turn and do not fit: let arrivals in again.
-                    self.state.fetch_and(!FAIR, Ordering::Relaxed);
-                    queued = false;
-                    continue;
+            if !turn {
+                if s & FAIR == 0 && s / ONE_PERMIT >= n {
+                    continue; // lost a race for permits that are there
                 }
-                if s / ONE_PERMIT >= n && deferred < limit {
-                    // The woken threads go first; they clear FAIR at once.
-                    deferred += 1;
-                    sync::yield_now();
-                    continue;
-                }
-            }
-            if s / ONE_PERMIT >= n {
-                continue;
-            }
-            if s & PARKED == 0 {
-                if spins < limit {
-                    spins += 1;
-                    sync::yield_now();
-                    continue;
-                }
-                if self
-                    .state
-                    .compare_exchange_weak(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
+                if s & PARKED == 0 {
+                    if spins < limit && s & FAIR == 0 && s / ONE_PERMIT + 1 >= n {
+                        spins += 1;
+                        sync::yield_now();
+                        continue;
+                    }
+                    if self
+                        .state
+                        .compare_exchange_weak(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_err()
+                    {
+                        continue;
+                    }
                 }
             }
-            match wait() {
+            match wait(turn) {
                 Waited::Done(acquired) => return acquired,
-                Waited::Woken => queued = true,
+                Waited::Woken(token) => turn |= token == TOKEN_TURN,
                 Waited::Invalid => {}
             }
-            spins = 0;
         }
     }
 
-    /// What a waiter for `n` permits validates under the queue lock.
+    /// What a waiter validates under its queue's lock before it sleeps: with
+    /// the turn, that its permits are not free yet (and the turn is still
+    /// owed); in the queue, that `PARKED` is set and it may not take.
     #[inline]
-    fn should_park(&self, n: u32) -> bool {
+    fn should_park(&self, n: u32, turn: bool) -> bool {
         let s = self.state.load(Ordering::Relaxed);
-        s & PARKED != 0 && s / ONE_PERMIT < n
+        if turn {
+            s & FAIR != 0 && s / ONE_PERMIT < n
+        } else {
+            s & PARKED != 0 && (s / ONE_PERMIT < n || s & FAIR != 0)
+        }
+    }
+
+    /// A waiter timed out (under its queue's lock): the last one queued
+    /// clears `PARKED`; the turn's holder, `FAIR` (its caller then wakes the
+    /// others, with no lock held).
+    #[inline]
+    fn timed_out(&self, turn: bool, was_last: bool) {
+        if turn {
+            self.clear_fair();
+        } else {
+            self.forget_parked_if_last(was_last);
+        }
     }
 
     /// A waiter gave up as the last one queued.
     #[inline]
     fn forget_parked_if_last(&self, was_last: bool) {
         if was_last {
-            self.state.fetch_and(!(PARKED | FAIR), Ordering::Relaxed);
+            self.state.fetch_and(!PARKED, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn clear_fair(&self) {
+        self.state.fetch_and(!FAIR, Ordering::Relaxed);
+    }
+
+    /// The turn's holder leaves without taking: the turn ends, and the
+    /// waiters it kept out are woken to retry.
+    fn give_up_turn(&self) {
+        let s = self.state.fetch_and(!FAIR, Ordering::Relaxed) & !FAIR;
+        if s & PARKED != 0 {
+            self.wake_parked_to_retry();
         }
     }
 
@@ -345,7 +421,7 @@ impl Semaphore {
     pub unsafe fn acquire_async_resume(&self, n: u32, waiter: &AsyncWaiter) -> bool {
         match waiter.poll() {
             // SAFETY: the record is settled, so it may be queued again.
-            Some(_) => unsafe { self.async_loop(n, true, waiter) },
+            Some(token) => unsafe { self.async_loop(n, token == TOKEN_TURN, waiter) },
             None => false,
         }
     }
@@ -357,41 +433,48 @@ impl Semaphore {
     /// `waiter` was queued by `acquire_async_begin(n, ..)` on this semaphore
     /// and the attempt has not ended.
     pub unsafe fn acquire_async_cancel(&self, n: u32, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: the callback only edits this semaphore's word.
+        let key = waiter.queued_key();
+        let turn = key == self.key(true);
+        // SAFETY: the callback only edits this semaphore's word; `key` is
+        // where this attempt queued the record.
         let result = unsafe {
-            parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
-                self.forget_parked_if_last(was_last)
-            })
+            parking_lot::cancel_async(key, waiter, |_, was_last| self.timed_out(turn, was_last))
         };
         match result {
-            // Woken to try: try once, so that the wake is not lost to nobody
-            // (if we do not fit, whoever holds the permits will wake again).
-            ParkResult::Unparked(_) => {
-                let taken = self.try_take(n, true);
-                if !taken {
-                    self.state.fetch_and(!FAIR, Ordering::Relaxed);
+            // Woken: try once, so that a turn or a wake is not lost to nobody
+            // (if we do not fit, whoever holds the permits wakes again).
+            ParkResult::Unparked(token) => {
+                let turn = turn || token == TOKEN_TURN;
+                let taken = self.try_take(n, turn);
+                if !taken && turn {
+                    self.give_up_turn();
                 }
                 taken
             }
-            ParkResult::Invalid | ParkResult::TimedOut => false,
+            ParkResult::Invalid | ParkResult::TimedOut => {
+                if turn {
+                    self.give_up_turn();
+                }
+                false
+            }
         }
     }
 
     /// # Safety
     /// As for `acquire_async_begin`.
-    unsafe fn async_loop(&self, n: u32, queued: bool, waiter: &AsyncWaiter) -> bool {
+    unsafe fn async_loop(&self, n: u32, turn: bool, waiter: &AsyncWaiter) -> bool {
         assert!(
             n <= MAX_PERMITS,
             "Semaphore::acquire: more permits than it can hold"
         );
-        self.acquire_loop(n, 0, queued, || {
+        self.acquire_loop(n, 0, turn, |turn| {
             // SAFETY: the validate callback is one load; `waiter` per our contract.
             let queued = unsafe {
                 parking_lot::park_async_owing(
-                    self.key(),
-                    || self.should_park(n),
+                    self.key(turn),
+                    || self.should_park(n, turn),
                     waiter,
-                    self.owed(),
+                    self.owed(turn),
                 )
             };
             if queued {
@@ -402,35 +485,72 @@ impl Semaphore {
         })
     }
 
-    /// Wakes every parked thread to retry; sets `FAIR` if the timer says so.
+    /// Wakes the turn's holder if it is parked (a release under `FAIR`).
     #[cold]
-    fn wake_all(&self) {
+    fn wake_turn(&self) {
+        // SAFETY: the callback does nothing.
+        unsafe { parking_lot::unpark_one(self.key(true), |_| TOKEN_TURN) };
+    }
+
+    /// A release found waiters parked: when the fairness timer says so (or
+    /// `fair`), the oldest gets the turn; otherwise all are woken to retry.
+    #[cold]
+    fn wake_parked(&self, fair: bool) {
+        let mut turn_given = false;
+        // SAFETY: the callback edits this semaphore's word only.
+        let r = unsafe {
+            parking_lot::unpark_one(self.key(false), |r| {
+                // Only this callback sets FAIR, always under this queue's
+                // lock, so a turn already owed cannot be given twice.
+                let owed = self.state.load(Ordering::Relaxed) & FAIR != 0;
+                turn_given = r.did_unpark && (fair || r.time_to_be_fair) && !owed;
+                let (set, clear) = match (turn_given, r.may_have_more) {
+                    (true, true) => (FAIR, 0),
+                    (true, false) => (FAIR, PARKED),
+                    (false, true) => (0, 0),
+                    (false, false) => (0, PARKED),
+                };
+                self.edit(set, clear);
+                if turn_given {
+                    TOKEN_TURN
+                } else {
+                    TOKEN_RETRY
+                }
+            })
+        };
+        if !turn_given && r.may_have_more {
+            self.wake_parked_to_retry();
+        }
+    }
+
+    /// Wakes every parked waiter to retry.
+    #[cold]
+    fn wake_parked_to_retry(&self) {
         // SAFETY: the callback edits this semaphore's word only.
         unsafe {
-            parking_lot::unpark_many(self.key(), usize::MAX, |r| {
-                let fair = if r.did_unpark && r.time_to_be_fair {
-                    FAIR
-                } else {
-                    0
-                };
-                let mut s = self.state.load(Ordering::Relaxed);
-                loop {
-                    let mut new = (s & !(PARKED | FAIR)) | fair;
-                    if r.may_have_more {
-                        new |= PARKED;
-                    }
-                    match self.state.compare_exchange_weak(
-                        s,
-                        new,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => break,
-                        Err(now) => s = now,
-                    }
+            parking_lot::unpark_many(self.key(false), usize::MAX, |r| {
+                if !r.may_have_more {
+                    self.edit(0, PARKED);
                 }
-                DEFAULT_UNPARK_TOKEN
+                TOKEN_RETRY
             });
+        }
+    }
+
+    /// Sets `set` and clears `clear` in one step.
+    #[inline]
+    fn edit(&self, set: u32, clear: u32) {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            match self.state.compare_exchange_weak(
+                s,
+                (s & !clear) | set,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => s = now,
+            }
         }
     }
 }
@@ -439,8 +559,9 @@ impl Semaphore {
 enum Waited {
     /// Finished: acquired (`true`) or gave up.
     Done(bool),
-    /// Woken from the queue: try again, ahead of arrivals.
-    Woken,
+    /// Woken from a queue with this token: try again (with the turn, if the
+    /// token says so).
+    Woken(UnparkToken),
     /// Did not wait (the word changed): try again.
     Invalid,
 }
@@ -513,30 +634,77 @@ mod tests {
         assert!(!s.has_parked());
     }
 
-    #[test]
-    fn a_reaped_waiter_woken_under_fair_leaves_no_fair_bit() {
-        let s = Semaphore::new(0);
-        let gone = AsyncWaiter::new();
-        assert!(!unsafe { s.acquire_async_begin(1, &gone) });
-        s.release(1); // wakes the record, whose owner is gone
-                      // As if the fairness timer had fired on that wake.
-        s.state.fetch_or(FAIR, Ordering::Relaxed);
-        assert!(!s.try_acquire(1), "FAIR holds arrivals back");
-        // SAFETY (test): nobody uses `gone` again.
-        unsafe { crate::parking_lot::abandon_async(&gone) };
-        assert!(!s.has_parked(), "{s:?}");
-        assert!(s.try_acquire(1), "arrivals are not held back");
+    /// Waits until the fairness timer of `s`'s queue is due (it fires a
+    /// random 0-1 ms after it last did), so that the next wake gives a turn.
+    fn until_fair() {
+        std::thread::sleep(Duration::from_micros(1500));
     }
 
     #[test]
-    fn an_async_arrival_under_fair_takes_instead_of_waiting_for_the_woken() {
-        // The woken may be tasks of this very thread: spinning would hang it.
-        let s = Semaphore::new(1);
-        s.state.fetch_or(FAIR, Ordering::Relaxed);
-        let w = AsyncWaiter::new();
-        assert!(unsafe { s.acquire_async_begin(1, &w) });
-        assert_eq!(s.available(), 0);
-        assert!(!s.has_parked());
+    fn a_reaped_waiter_handed_the_turn_gives_it_up() {
+        let s = Semaphore::new(0);
+        let gone = AsyncWaiter::new();
+        let other = AsyncWaiter::new();
+        assert!(!unsafe { s.acquire_async_begin(1, &gone) });
+        assert!(!unsafe { s.acquire_async_begin(1, &other) });
+        until_fair();
+        s.release(1); // hands the turn to the oldest, whose owner is gone
+                      // (Not polled: polling is the owner taking the token.)
+        assert!(other.poll().is_none(), "only the turn's holder is woken");
+        assert!(!s.try_acquire(1), "the turn holds arrivals back");
+        // SAFETY (test): nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(&gone) };
+        assert_eq!(
+            other.poll(),
+            Some(TOKEN_RETRY),
+            "giving the turn up woke the others"
+        );
+        assert!(unsafe { s.acquire_async_resume(1, &other) });
+        assert!(!s.has_parked(), "{s:?}");
+    }
+
+    #[test]
+    fn a_turn_serves_a_large_request_before_small_ones() {
+        let s = Semaphore::new(0);
+        let big = AsyncWaiter::new();
+        let small = AsyncWaiter::new();
+        assert!(!unsafe { s.acquire_async_begin(2, &big) });
+        assert!(!unsafe { s.acquire_async_begin(1, &small) });
+        s.release_fair(1); // the turn, at once
+        assert_eq!(big.poll(), Some(TOKEN_TURN));
+        // One permit is not enough: the turn's holder waits under address + 1.
+        assert!(!unsafe { s.acquire_async_resume(2, &big) });
+        assert!(
+            !s.try_acquire(1),
+            "an arrival may not take the turn's permit"
+        );
+        s.release(1);
+        assert!(unsafe { s.acquire_async_resume(2, &big) }, "{s:?}");
+        assert!(
+            small.poll().is_none(),
+            "no permit left for the small one yet"
+        );
+        s.release(1);
+        assert!(unsafe { s.acquire_async_resume(1, &small) });
+        assert!(!s.has_parked(), "{s:?}");
+    }
+
+    #[test]
+    fn a_cancelled_turn_is_given_up() {
+        let s = Semaphore::new(0);
+        let big = AsyncWaiter::new();
+        let small = AsyncWaiter::new();
+        assert!(!unsafe { s.acquire_async_begin(2, &big) });
+        assert!(!unsafe { s.acquire_async_begin(1, &small) });
+        s.release_fair(1); // the turn, at once
+        assert!(
+            !unsafe { s.acquire_async_resume(2, &big) },
+            "queued under address + 1"
+        );
+        assert!(!unsafe { s.acquire_async_cancel(2, &big) });
+        assert_eq!(small.poll(), Some(TOKEN_RETRY));
+        assert!(unsafe { s.acquire_async_resume(1, &small) });
+        assert!(!s.has_parked(), "{s:?}");
     }
 
     #[test]
@@ -553,7 +721,7 @@ mod tests {
                 })
             })
             .collect();
-        while crate::parking_lot::parked_count(s.key()) != 3 {
+        while crate::parking_lot::parked_count(s.key(false)) != 3 {
             std::thread::yield_now();
         }
         s.release(3); // enough for the 1 and the 2, or the 3

@@ -112,6 +112,38 @@ fn lock_threads(threads: usize, fair: bool) {
     });
 }
 
+/// The unlock's swap releases the lock even with threads parked, and puts
+/// the parked bit back afterwards: taking the lock again, or under a thread
+/// that barged in meanwhile, whose unlock must then wake the parked one.
+#[test]
+fn unlock_swap_with_a_parked_waiter_and_a_barger() {
+    parklot::set_spin_limit(0);
+    // A version that forgot the bit under the barger deadlocks here with a
+    // third preemption (checked by hand with a bound of 3); the correct one
+    // at bound 3 outgrows this machine (10 GB after 10 minutes), so the
+    // suite runs it at the usual bound.
+    model(|| {
+        let lock = Arc::new(Lock::new());
+        lock.lock();
+        let l2 = lock.clone();
+        // Loom tries the orders where it parks before the unlock.
+        let parked = thread::spawn(move || {
+            l2.lock();
+            l2.unlock();
+        });
+        let l3 = lock.clone();
+        let barger = thread::spawn(move || {
+            l3.lock();
+            l3.unlock();
+        });
+        lock.unlock();
+        parked.join().unwrap();
+        barger.join().unwrap();
+        assert!(!lock.is_locked());
+        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+    });
+}
+
 #[test]
 fn lock_with_two_threads() {
     lock_threads(2, false);
@@ -585,6 +617,36 @@ mod semaphore {
             assert!(!sem.has_parked(), "{sem:?}");
         });
     }
+
+    /// The turn: one thread wants 2 permits, then another wants 1; the main
+    /// thread releases 1 fairly (the oldest waiter gets the turn, so the
+    /// permit is held back for it even if the 1 could use it), then 2. Every
+    /// interleaving ends with everyone in and no bit left: a turn is never
+    /// lost, given twice, or left owed.
+    #[test]
+    fn semaphore_turn_for_a_large_request() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let sem = Arc::new(Semaphore::new(0));
+            let hs: Vec<_> = [2u32, 1]
+                .into_iter()
+                .map(|n| {
+                    let sem = sem.clone();
+                    thread::spawn(move || {
+                        sem.acquire(n);
+                        sem.release(n);
+                    })
+                })
+                .collect();
+            sem.release_fair(1);
+            sem.release(2);
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(sem.available(), 3);
+            assert!(!sem.has_parked(), "{sem:?}");
+        });
+    }
 }
 
 mod barrier_and_once {
@@ -647,6 +709,53 @@ mod barrier_and_once {
             for h in hs {
                 h.join().unwrap();
             }
+        });
+    }
+}
+
+mod rwlock_upgradable_async {
+    use super::{model, Counter};
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::parking_lot::AsyncWaiter;
+    use parklot::RawRwLock;
+
+    /// An async upgrade (JS's upgradeAsync) races the last other reader:
+    /// queued, then either woken or given up at once (its timeout racing the
+    /// reader's release) and finished blocking. No wakeup is lost, a
+    /// withdrawn upgrade leaves no writer bit behind, and the write lands once.
+    #[test]
+    fn async_upgrade_against_the_last_reader_and_a_cancel() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let l = Arc::new(RawRwLock::new());
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            l.lock_shared();
+            let (l2, d2) = (l.clone(), data.clone());
+            let upgrader = thread::spawn(move || {
+                l2.lock_upgradable();
+                let waiter = AsyncWaiter::new();
+                // SAFETY: we hold the upgradable read; `waiter` outlives the attempt.
+                let mut upgraded = unsafe { l2.upgrade_async_begin(&waiter) };
+                if !upgraded {
+                    // SAFETY: queued just above, not settled.
+                    upgraded = unsafe { l2.upgrade_async_cancel(&waiter) };
+                }
+                if !upgraded {
+                    // SAFETY: a withdrawn upgrade keeps the upgradable read.
+                    unsafe { l2.upgrade() };
+                }
+                d2.bump();
+                // SAFETY: upgraded above.
+                unsafe { l2.unlock_exclusive() };
+            });
+            let _ = data.get();
+            // SAFETY: read above.
+            unsafe { l.unlock_shared() };
+            upgrader.join().unwrap();
+            assert_eq!(data.get(), 1);
+            assert!(!l.is_locked() && !l.has_parked(), "{l:?}");
         });
     }
 }

@@ -171,3 +171,125 @@ fn timed_attempts_do_not_return_early_and_leave_no_parked_bit() {
         assert!(!lock.is_locked() && !lock.has_parked(), "{lock:?}");
     }
 }
+
+/// How a thread of [`async_mix`] takes a hold: blocking, or with an async
+/// record it polls (as a browser page's thread does through `waitAsync`).
+#[derive(Clone, Copy)]
+enum Taker {
+    Blocking,
+    Async,
+}
+
+/// Waits out an async attempt that `begin` started: polls the record until
+/// it is claimed, then resumes (which may queue it again).
+fn finish_async(w: &parklot::parking_lot::AsyncWaiter, begun: bool, resume: impl Fn() -> bool) {
+    let mut taken = begun;
+    // SAFETY: the record's word is a live, aligned 32-bit atomic.
+    let word = unsafe { &*(w.word_address() as *const std::sync::atomic::AtomicU32) };
+    while !taken {
+        while word.load(Ordering::Acquire) != 0 {
+            thread::yield_now();
+        }
+        taken = resume();
+    }
+}
+
+/// Blocking and async takers mix reads, upgradable reads with upgrades and
+/// writes, releasing with the checked unlocks (as C and JS do): a release
+/// that finds the word without the hold fails the test.
+fn async_mix(policy: RwLockPolicy, takers: &[Taker], per_thread: usize) {
+    let lock = Arc::new(RawRwLock::with_policy(policy));
+    let inside = Arc::new(Occupancy(AtomicUsize::new(0)));
+    let hs: Vec<_> = takers
+        .iter()
+        .map(|&taker| {
+            let (l, inside) = (lock.clone(), inside.clone());
+            thread::spawn(move || {
+                let w = parklot::parking_lot::AsyncWaiter::new();
+                // SAFETY (all the async calls): `w` is this thread's own, used
+                // for one attempt at a time, each finished before the next.
+                let read = || match taker {
+                    Taker::Blocking => l.lock_shared(),
+                    Taker::Async => unsafe {
+                        finish_async(&w, l.lock_shared_async_begin(&w), || {
+                            l.lock_shared_async_resume(&w)
+                        })
+                    },
+                };
+                let write = || match taker {
+                    Taker::Blocking => l.lock_exclusive(),
+                    Taker::Async => unsafe {
+                        finish_async(&w, l.lock_exclusive_async_begin(&w), || {
+                            l.lock_exclusive_async_resume(&w)
+                        })
+                    },
+                };
+                let upgradable = || match taker {
+                    Taker::Blocking => l.lock_upgradable(),
+                    Taker::Async => unsafe {
+                        finish_async(&w, l.lock_upgradable_async_begin(&w), || {
+                            l.lock_upgradable_async_resume(&w)
+                        })
+                    },
+                };
+                // SAFETY: called with the upgradable read held.
+                let upgrade = || match taker {
+                    Taker::Blocking => unsafe { l.upgrade() },
+                    Taker::Async => unsafe {
+                        finish_async(&w, l.upgrade_async_begin(&w), || l.upgrade_async_resume(&w))
+                    },
+                };
+                for i in 0..per_thread {
+                    match i % 4 {
+                        0 => {
+                            upgradable();
+                            inside.enter_read();
+                            inside.leave_read();
+                            if i % 8 == 0 {
+                                upgrade();
+                                inside.enter_write();
+                                inside.leave_write();
+                                l.checked_unlock_exclusive()
+                                    .expect("the upgraded write is held");
+                            } else {
+                                l.checked_unlock_upgradable()
+                                    .expect("the upgradable read is held");
+                            }
+                        }
+                        1 => {
+                            write();
+                            inside.enter_write();
+                            if i % 3 == 0 {
+                                thread::yield_now();
+                            }
+                            inside.leave_write();
+                            l.checked_unlock_exclusive().expect("the write is held");
+                        }
+                        _ => {
+                            read();
+                            inside.enter_read();
+                            if i % 3 == 0 {
+                                // Hold it across a switch now and then.
+                                thread::yield_now();
+                            }
+                            inside.leave_read();
+                            l.checked_unlock_shared().expect("the read is held");
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert!(!lock.is_locked() && !lock.has_parked(), "{lock:?}");
+}
+
+#[test]
+fn blocking_and_async_takers_mix_and_every_checked_release_finds_its_hold() {
+    use Taker::*;
+    for policy in BOTH {
+        async_mix(policy, &[Blocking, Blocking, Async, Async], scaled(40_000));
+    }
+}

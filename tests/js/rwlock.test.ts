@@ -38,7 +38,7 @@ describe('RwLock', () => {
       expect(results.map(([v]) => v)).toEqual([0, 0, 0, 0]);
       const writes = results.reduce((sum, [, w]) => sum + w, 0);
       expect(rt.float64(counter)[0]).toBe(writes);
-      expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+      expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
     });
   }
 
@@ -46,13 +46,13 @@ describe('RwLock', () => {
     const lock = rt.rwLock();
     expect(lock.tryRead()).toBe(true);
     expect(lock.tryRead()).toBe(true);
-    expect(lock.state()).toEqual({ held: 'read', readers: 2 });
+    expect(lock.state()).toEqual({ held: 'read', readers: 2, upgradable: false });
     expect(lock.tryWrite()).toBe(false);
     lock.unlockRead();
     lock.unlockRead();
-    expect(lock.withWrite(() => lock.state())).toEqual({ held: 'write', readers: 0 });
+    expect(lock.withWrite(() => lock.state())).toEqual({ held: 'write', readers: 0, upgradable: false });
     expect(lock.withRead(() => lock.tryWrite())).toBe(false);
-    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+    expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
   });
 
   it('timeouts: readFor/writeFor/readAsync/writeAsync give up and change nothing', async () => {
@@ -69,7 +69,7 @@ describe('RwLock', () => {
     lock.unlockRead();
     expect(await lock.writeAsync(10)).toBe(true);
     lock.unlockWrite();
-    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+    expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
   });
 
   it('a queued writeAsync gets the lock when the last reader leaves', async () => {
@@ -99,7 +99,7 @@ describe('RwLock', () => {
     await withTimeout(b.done, DEADLINE_MS, 'worker B to finish');
     expect(await lock.writeAsync(DEADLINE_MS)).toBe(true);
     lock.unlockWrite();
-    expect(lock.state()).toEqual({ held: 'free', readers: 0 });
+    expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
   });
 
   it('errors that teach: unlocks of what is not held, bad policies, addresses', () => {

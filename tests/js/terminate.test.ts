@@ -30,6 +30,15 @@ async function queued(task: string, data: Record<string, unknown>, type: string)
   return w;
 }
 
+/** Polls `f` until it returns true, or fails naming `what` after the deadline. */
+async function until(f: () => boolean, what: string): Promise<void> {
+  const end = performance.now() + DEADLINE_MS;
+  while (!f()) {
+    if (performance.now() > end) throw new Error(`timed out: ${what}`);
+    await sleep(5);
+  }
+}
+
 /** B's `type` message and then its exit, each within the deadline; B is terminated only if it missed one. */
 async function through(b: Spawned, type: string, what: string): Promise<unknown> {
   try {
@@ -138,6 +147,80 @@ describe('a worker that dies holding a lock', () => {
     expect(outcome(() => lock.withLock(() => 'ran'))).toMatch(/^OwnerDiedError: parklot: Lock.lock\(\): the lock's last owner died/);
     expect(lock.isLocked()).toBe(false);
     expect(lock.withLock(() => 'ran')).toBe('ran');
+  });
+});
+
+describe('a worker that dies holding a reader-writer lock', () => {
+  it('its write lock: released, and the next writer is told once (OwnerDiedError, holding it); an async writer queued meanwhile too', async () => {
+    const lock = rt.rwLock();
+    const a = spawn(rt, 'rwHoldForever', { rw: lock.address, holds: ['write'] });
+    await a.next('held');
+    const queuedWriter = lock.writeAsync(DEADLINE_MS).then(
+      (got) => (got ? 'ok' : 'timed out'),
+      (e: unknown) => (e instanceof OwnerDiedError ? 'owner-died' : String(e)),
+    );
+    await sleep(50);
+    await a.worker.terminate();
+    expect(await withTimeout(queuedWriter, DEADLINE_MS, 'the queued writer')).toBe('owner-died');
+    expect(lock.state()).toEqual({ held: 'write', readers: 0, upgradable: false }); // told, holding it
+    lock.unlockWrite();
+    expect(lock.tryWrite()).toBe(true); // told once: the mark is gone
+    lock.unlockWrite();
+  });
+
+  it('withWrite releases it and rethrows; reads before that are let in silently', async () => {
+    const lock = rt.rwLock();
+    const a = spawn(rt, 'rwHoldForever', { rw: lock.address, holds: ['write'] });
+    await a.next('held');
+    await a.worker.terminate();
+    await sleep(20);
+    expect(lock.withRead(() => lock.state().held)).toBe('read');
+    expect(outcome(() => lock.withWrite(() => 'ran'))).toMatch(/^OwnerDiedError: parklot: RwLock.write\(\): the lock's last owner died/);
+    expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
+    expect(lock.withWrite(() => 'ran')).toBe('ran');
+  });
+
+  it('its reads (several) and its upgradable read: released silently, every one', async () => {
+    const lock = rt.rwLock({ policy: 'prefer-readers' });
+    const a = spawn(rt, 'rwHoldForever', { rw: lock.address, holds: ['read', 'read', 'upgradable', 'read'] });
+    await a.next('held');
+    expect(lock.state()).toEqual({ held: 'read', readers: 4, upgradable: true });
+    const writer = lock.writeAsync(DEADLINE_MS);
+    await a.worker.terminate();
+    expect(await withTimeout(writer, DEADLINE_MS, 'the writer')).toBe(true); // no OwnerDiedError
+    lock.unlockWrite();
+    expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
+  });
+
+  it('an upgrade it was waiting for: withdrawn with its upgradable read, so readers and writers get in', async () => {
+    const lock = rt.rwLock();
+    lock.read();
+    const a = spawn(rt, 'rwHoldForever', { rw: lock.address, holds: ['upgradable', 'upgrade'] });
+    await a.next('upgrading');
+    await sleep(100);
+    expect(lock.state()).toEqual({ held: 'write', readers: 2, upgradable: true }); // the upgrade waits for us
+    await a.worker.terminate();
+    await until(() => lock.tryRead(), 'the upgrade to be withdrawn');
+    lock.unlockRead();
+    lock.unlockRead();
+    expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
+    expect(lock.tryWrite()).toBe(true);
+    lock.unlockWrite();
+  });
+});
+
+describe('a worker that dies holding semaphore permits', () => {
+  it('keeps them: permits have no owner, so they are not reaped (see the README)', async () => {
+    const sem = rt.semaphore(3);
+    const a = spawn(rt, 'semaphoreHoldForever', { sem: sem.address, n: 2 });
+    await a.next('held');
+    expect(sem.available()).toBe(1);
+    await a.worker.terminate();
+    await sleep(50);
+    expect(rt.attachedThreads).toBe(1); // reaped
+    expect(sem.available()).toBe(1); // and its permits stay taken
+    sem.release(2); // any thread may give them back
+    expect(sem.available()).toBe(3);
   });
 });
 

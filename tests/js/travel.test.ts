@@ -4,7 +4,7 @@
 // errors for misuse say what to do.
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Condition, Lock, Runtime, attachWorker, spawnWorker } from '../../js/dist/index.js';
+import { Barrier, Condition, Lock, Once, Runtime, RwLock, Semaphore, attachWorker, spawnWorker } from '../../js/dist/index.js';
 import { withTimeout } from './helpers.js';
 
 let rt: Runtime;
@@ -40,6 +40,25 @@ describe('a Lock and a Condition sent to another thread', () => {
     lock.unlock();
   });
 
+  it('so do an RwLock, a Semaphore, a Barrier and a Once, each with its whole state in shared memory', async () => {
+    const sent = { rw: rt.rwLock({ policy: 'prefer-readers' }), sem: rt.semaphore(3), barrier: rt.barrier(2), once: rt.once() };
+    const got = (await cloned(sent)) as Record<string, object>;
+    for (const [name, kind] of [['rw', 'rwlock'], ['sem', 'semaphore'], ['barrier', 'barrier'], ['once', 'once']] as const) {
+      expect(got[name]).toEqual({ kind: `parklot.${kind}`, address: sent[name].address, runtimeId: rt.handle().id });
+    }
+    const live = rt.revive(got as unknown as typeof sent);
+    expect(live.rw).toBeInstanceOf(RwLock);
+    expect(live.sem).toBeInstanceOf(Semaphore);
+    expect(live.barrier).toBeInstanceOf(Barrier);
+    expect(live.once).toBeInstanceOf(Once);
+    sent.rw.read();
+    expect(live.rw.state()).toEqual({ held: 'read', readers: 1, upgradable: false }); // the same word
+    sent.rw.unlockRead();
+    expect(live.sem.available()).toBe(3);
+    live.once.callOnce(() => {});
+    expect(sent.once.done).toBe(true);
+  });
+
   it('revive() keeps what is not parklot\'s as it is', () => {
     const plain = { a: [1, 2], b: new Float64Array(2), c: new Map() };
     expect(rt.revive(plain)).toBe(plain);
@@ -52,6 +71,9 @@ describe('a Lock and a Condition sent to another thread', () => {
       const foreign = await cloned({ lock: other.lock() });
       expect(() => rt.revive(foreign)).toThrow(/^parklot: revive\(\): the value\.lock is a Lock of another runtime \(id \d+; this one is \d+\)/);
       expect(() => rt.revive({ kind: 'parklot.lock', address: '8' })).toThrow(TypeError);
+      const foreignOnce = await cloned({ init: other.once() });
+      expect(() => rt.revive(foreignOnce)).toThrow(/^parklot: revive\(\): the value\.init is a Once of another runtime/);
+      expect(() => rt.revive({ kind: 'parklot.rwlock', runtimeId: rt.handle().id })).toThrow(/looks like an RwLock but has no numeric address/);
     } finally {
       other.close();
     }
@@ -84,6 +106,30 @@ describe('spawnWorker / attachWorker', () => {
     lock.unlock();
     expect(counter[0]).toBe(2 * rounds);
     expect(await withTimeout(Promise.all(exits), 30_000, 'workers exit')).toEqual([0, 0]);
+  });
+
+  it('a worker gets an RwLock, a Semaphore, a Barrier and a Once live, and uses each with the page', async () => {
+    const rw = rt.rwLock();
+    const sem = rt.semaphore(2);
+    const barrier = rt.barrier(2);
+    const once = rt.once();
+    const counter = rt.float64(rt.alloc(24, 8), 3);
+    once.callOnce(() => { counter[2] = 1; });
+    rw.write(); // the worker's write waits for this one
+    const worker = (await spawnWorker(rt, new URL('./travel-toolkit-worker.mjs', import.meta.url), { rw, sem, barrier, once, counter })) as Worker;
+    const exit = new Promise((resolve, reject) => worker.once('exit', resolve).once('error', reject));
+    expect(await withTimeout(new Promise((resolve) => worker.once('message', resolve)), 30_000, 'the worker reports')).toEqual({
+      rw: true,
+      sem: true,
+      barrier: true,
+      once: true,
+    });
+    counter[0] = 10;
+    rw.unlockWrite();
+    await withTimeout(barrier.waitAsync(), 30_000, 'the barrier'); // opens once the worker is there too
+    expect([counter[0], counter[1], counter[2]]).toEqual([11, 1, 1]);
+    expect(sem.available()).toBe(2);
+    expect(await withTimeout(exit, 30_000, 'the worker exits')).toBe(0);
   });
 
   it('attachWorker() on the main thread, and spawnWorker() without a runtime, throw a TypeError saying why', async () => {

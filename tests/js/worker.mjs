@@ -2,7 +2,7 @@
 // and runs one task from `tasks` with workerData's other fields, posting
 // {type, value} messages on the way and {type: 'done', value} at the end.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Runtime } from '../../js/dist/index.js';
+import { OncePoisonedError, Runtime } from '../../js/dist/index.js';
 
 const { task, handle, mayBlock, ...args } = workerData;
 const post = (type, value) => parentPort.postMessage({ type, value });
@@ -20,6 +20,31 @@ function passGate(rt, gate) {
   const g = rt.int32(gate);
   post('ready');
   while (Atomics.load(g, 0) === 0) rt.atomics.wait(g, 0, 0);
+}
+
+/**
+ * One write of the reader-writer lock `l` (async with `useAsync`): counts
+ * itself into the i32 `occ[0]` as 1000 and adds 1 to the f64 `c[0]`.
+ * Returns 1 if it found anyone inside (or `alsoBad()` says so), else 0.
+ */
+async function writeStep(l, occ, c, useAsync, alsoBad = () => false) {
+  if (useAsync) await l.writeAsync();
+  else l.write();
+  const bad = Atomics.add(occ, 0, 1000) !== 0 || alsoBad();
+  c[0] = c[0] + 1;
+  Atomics.sub(occ, 0, 1000);
+  l.unlockWrite();
+  return bad ? 1 : 0;
+}
+
+/** One read of `l`: counts itself into `occ[0]` as 1; returns 1 if a writer was inside, else 0. */
+async function readStep(l, occ, useAsync) {
+  if (useAsync) await l.readAsync();
+  else l.read();
+  const bad = Atomics.add(occ, 0, 1) >= 1000;
+  Atomics.sub(occ, 0, 1);
+  l.unlockRead();
+  return bad ? 1 : 0;
 }
 
 const tasks = {
@@ -346,22 +371,133 @@ const tasks = {
     let writes = 0;
     for (let i = 0; i < iterations; i++) {
       if (i % writeEvery === 0) {
-        if (useAsync) await l.writeAsync();
-        else l.write();
-        if (Atomics.add(occ, 0, 1000) !== 0) violations++;
-        c[0] = c[0] + 1;
+        violations += await writeStep(l, occ, c, useAsync);
         writes++;
-        Atomics.sub(occ, 0, 1000);
-        l.unlockWrite();
       } else {
-        if (useAsync) await l.readAsync();
-        else l.read();
-        if (Atomics.add(occ, 0, 1) >= 1000) violations++;
-        Atomics.sub(occ, 0, 1);
-        l.unlockRead();
+        violations += await readStep(l, occ, useAsync);
       }
     }
     return [violations, writes];
+  },
+
+  /**
+   * Takes `holds` of the reader-writer lock at `rw` in order ('read',
+   * 'upgradable', 'write', or 'upgrade' of the upgradable read, posting
+   * 'upgrading' first), posts 'held', and sleeps until terminated.
+   */
+  rwHoldForever(rt, { rw, holds }) {
+    const l = rt.rwLockAt(rw);
+    for (const h of holds) {
+      if (h === 'read') l.read();
+      else if (h === 'upgradable') l.upgradableRead();
+      else if (h === 'write') l.write();
+      else {
+        post('upgrading');
+        l.upgrade();
+      }
+    }
+    post('held');
+    sleep(1e9);
+  },
+
+  /** Takes `n` permits of the semaphore at `sem`, posts 'held', and sleeps until terminated. */
+  semaphoreHoldForever(rt, { sem, n }) {
+    rt.semaphoreAt(sem).acquire(n);
+    post('held');
+    sleep(1e9);
+  },
+
+  /**
+   * Takes an upgradable read of `rw` and posts 'upgradable', then upgrades
+   * (both async with `useAsync`) and returns what the i32 at `left` read
+   * once upgraded (the test sets it just before its reader leaves).
+   */
+  async rwUpgrade(rt, { rw, left, useAsync }) {
+    const l = rt.rwLockAt(rw);
+    if (useAsync) await l.upgradableReadAsync();
+    else l.upgradableRead();
+    post('upgradable');
+    if (useAsync) await l.upgradeAsync();
+    else l.upgrade();
+    const sawLeft = Atomics.load(rt.int32(left), 0);
+    l.unlockWrite();
+    return sawLeft;
+  },
+
+  /**
+   * rwMix with upgradable reads: every 4th iteration an upgradable read,
+   * which every 8th iteration upgrades to add 1 to the counter it read;
+   * every 4th + 1 a write; the rest reads. `occupancy`
+   * as in rwMix; `upgradable` counts upgradable readers inside (at most 1).
+   * An upgrade must find the counter as it read it. Returns [violations, writes].
+   */
+  async rwUpgradeMix(rt, { rw, occupancy, upgradable, counter, iterations, useAsync, gate }) {
+    const l = rt.rwLockAt(rw);
+    const occ = rt.int32(occupancy);
+    const upg = rt.int32(upgradable);
+    const c = rt.float64(counter);
+    if (!useAsync) passGate(rt, gate);
+    let violations = 0;
+    let writes = 0;
+    for (let i = 0; i < iterations; i++) {
+      if (i % 4 === 0) {
+        if (useAsync) await l.upgradableReadAsync();
+        else l.upgradableRead();
+        if (Atomics.add(upg, 0, 1) !== 0 || Atomics.add(occ, 0, 1) >= 1000) violations++;
+        const seen = c[0];
+        Atomics.sub(occ, 0, 1);
+        if (i % 8 === 0) {
+          if (useAsync) await l.upgradeAsync();
+          else l.upgrade();
+          if (Atomics.add(occ, 0, 1000) !== 0 || c[0] !== seen) violations++;
+          c[0] = seen + 1;
+          writes++;
+          Atomics.sub(occ, 0, 1000);
+          Atomics.sub(upg, 0, 1);
+          l.unlockWrite();
+        } else {
+          Atomics.sub(upg, 0, 1);
+          l.unlockUpgradable();
+        }
+      } else if (i % 4 === 1) {
+        violations += await writeStep(l, occ, c, useAsync, () => Atomics.load(upg, 0) !== 0);
+        writes++;
+      } else {
+        violations += await readStep(l, occ, useAsync);
+      }
+    }
+    return [violations, writes];
+  },
+
+  /**
+   * Posts 'calling', then calls the Once at `once` (callOnceAsync with
+   * `useAsync`) with a function that sleeps `ms` and adds 1 to the f64 at
+   * `counter`. Returns [ran, the counter after], or 'poisoned' if it got
+   * OncePoisonedError.
+   */
+  async onceCall(rt, { once, counter, ms, useAsync }) {
+    const o = rt.onceAt(once);
+    const c = rt.float64(counter);
+    const fn = () => {
+      sleep(ms);
+      c[0] = c[0] + 1;
+    };
+    post('calling');
+    try {
+      const ran = useAsync ? await o.callOnceAsync(fn) : o.callOnce(fn);
+      return [ran, c[0]];
+    } catch (e) {
+      if (e instanceof OncePoisonedError) return 'poisoned';
+      throw e;
+    }
+  },
+
+  /** Runs the Once at `once` with a function that posts 'running' and sleeps until terminated. */
+  onceRunForever(rt, { once }) {
+    rt.onceAt(once).callOnce(() => {
+      post('running');
+      sleep(1e9);
+    });
   },
 
   /**

@@ -27,8 +27,11 @@ use parklot::{Condition, Lock};
 use wasm_bindgen::prelude::*;
 
 mod bench;
+// Experiment 6's reader-writer loops (bench/wasm/rwlock.mjs).
+mod bench_rwlock;
+mod owner_died;
 mod threads;
-// The rest of the toolkit: reader-writer lock, semaphore, barrier.
+// The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
 mod toolkit;
 
 #[wasm_bindgen]
@@ -161,6 +164,8 @@ pub mod acquired {
     pub const OWNER_DIED: u32 = 2;
     /// Nothing done: this thread already holds it (locks are not reentrant).
     pub const ALREADY_HELD: u32 = 3;
+    /// Nothing done: an upgrade without this thread's upgradable read.
+    pub const NOT_HELD: u32 = 4;
 }
 
 /// What a release export returns.
@@ -273,7 +278,6 @@ pub fn unlock(addr: u32) -> u32 {
 pub fn unlock_fair(addr: u32) -> u32 {
     release(addr, true)
 }
-
 
 /// Whether the lock at `addr` is held (a snapshot).
 #[wasm_bindgen]
@@ -489,7 +493,11 @@ pub fn atomics_wait64(addr: u32, expected: i64, timeout_ms: f64) -> u32 {
 /// `Atomics.notify`: wakes up to `count` waiters (`u32::MAX`: all), oldest first.
 #[wasm_bindgen]
 pub fn atomics_notify(addr: u32, count: u32) -> u32 {
-    let count = if count == u32::MAX { futex::NOTIFY_ALL } else { count as usize };
+    let count = if count == u32::MAX {
+        futex::NOTIFY_ALL
+    } else {
+        count as usize
+    };
     futex::notify_address(addr as usize, count) as u32
 }
 

@@ -4,6 +4,14 @@
 //! of its death (a Node `Worker`'s `'exit'`, a Web Lock the thread held for
 //! its life) can reap it.
 //!
+//! What a gone thread held is released: a `Lock`, marked owner-died; a
+//! reader-writer lock's write lock, marked owner-died too (`owner_died.rs`:
+//! its next writer is told); its reads and upgradable read (with an upgrade
+//! it was waiting for), silently: a reader changed nothing. A `Once` it was
+//! running is poisoned. Semaphore permits are not tracked: they have no
+//! owner (any thread may release what another acquired), so nobody can say
+//! which permits a gone thread would have given back.
+//!
 //! Each attached thread has one [`Entry`] in the registry, made by
 //! [`thread_register`] and removed by [`thread_unregister`] (its own
 //! `close()`) or [`thread_reap`] (another thread, once it is gone). The
@@ -13,7 +21,7 @@
 
 use core::cell::{Cell, UnsafeCell};
 use parklot::parking_lot::{self, AsyncWaiter, ThreadRecord};
-use parklot::{Lock, WordLock};
+use parklot::{Lock, Once, RawRwLock, WordLock};
 use std::sync::atomic::{AtomicI32, Ordering};
 use wasm_bindgen::prelude::*;
 
@@ -31,6 +39,22 @@ struct Entry {
     waiters: Vec<*const AsyncWaiter>,
     /// The locks it holds, taken through the exports below.
     held: Vec<u32>,
+    /// The rest of what it holds (reader-writer locks, a `Once` it runs),
+    /// kept apart so that a `Lock`'s acquisitions scan only `held`.
+    holds: Vec<Hold>,
+}
+
+/// A hold of the toolkit's, by its object's address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// A read of a reader-writer lock (a thread may hold several).
+    Read(u32),
+    /// An upgradable read (and, while it waits, an upgrade).
+    Upgradable(u32),
+    /// A reader-writer lock's write lock.
+    Write(u32),
+    /// A `Once` whose closure the thread is running.
+    OnceRun(u32),
 }
 
 /// Every entry, behind a WordLock (it spins instead of sleeping on a thread
@@ -81,7 +105,8 @@ fn with_me<T>(f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
 /// freed). Call once per thread, after `thread_init`.
 #[wasm_bindgen]
 pub fn thread_register(tag: u32, tls_base: u32, stack_alloc: u32) {
-    let parking = ThreadRecord::current().expect("thread_register: thread-locals are being torn down");
+    let parking =
+        ThreadRecord::current().expect("thread_register: thread-locals are being torn down");
     let entry = Box::into_raw(Box::new(Entry {
         tag,
         parking,
@@ -89,6 +114,7 @@ pub fn thread_register(tag: u32, tls_base: u32, stack_alloc: u32) {
         stack_alloc,
         waiters: Vec::new(),
         held: Vec::new(),
+        holds: Vec::new(),
     }));
     ME.with(|me| me.set(entry));
     with_registry(|entries| entries.push(entry));
@@ -126,6 +152,8 @@ pub fn thread_unregister() -> u32 {
     // SAFETY: this thread is not waiting (it is here), and its record is
     // not used again: its runtime is closed. This stops counting it.
     unsafe { parking_lot::abandon_thread(entry.parking) };
+    // SAFETY: the thread is closing: it will not use these holds again.
+    unsafe { release_holds(&entry.holds) };
     release_held(&entry.held)
 }
 
@@ -156,6 +184,8 @@ pub fn thread_reap(tag: u32, out: u32) -> bool {
             drop(Box::from_raw(w as *mut AsyncWaiter));
         }
     }
+    // SAFETY: the thread is gone, and its waits have left their queues above.
+    unsafe { release_holds(&entry.holds) };
     release_held(&entry.held);
     let out = out as *mut u32;
     // SAFETY: `out` is an 8-byte, 4-aligned scratch cell the caller owns.
@@ -175,6 +205,67 @@ fn release_held(held: &[u32]) -> u32 {
         let _ = unsafe { (*(addr as *const Lock)).unlock_owner_died() };
     }
     held.len() as u32
+}
+
+/// Releases the toolkit's `holds` of a thread that will not release them
+/// (see the module docs for what each one becomes).
+///
+/// # Safety
+/// The thread will never use them again, and none of its waits is queued.
+unsafe fn release_holds(holds: &[Hold]) {
+    for &hold in holds {
+        // SAFETY (each arm): the thread's exports took this hold at an
+        // address the JS wrapper checked, and it is still held.
+        unsafe {
+            match hold {
+                Hold::Read(a) => {
+                    let _ = (*(a as *const RawRwLock)).checked_unlock_shared();
+                }
+                Hold::Upgradable(a) => {
+                    (*(a as *const RawRwLock)).unlock_upgradable_of_gone_holder()
+                }
+                Hold::Write(a) => {
+                    crate::owner_died::mark(a);
+                    let _ = (*(a as *const RawRwLock)).checked_unlock_exclusive();
+                }
+                Hold::OnceRun(a) => (*(a as *const Once)).finish(false),
+            }
+        }
+    }
+}
+
+/// Whether this thread holds `hold`; `None` if it never registered.
+pub(crate) fn has(hold: Hold) -> Option<bool> {
+    with_me(|me| me.holds.contains(&hold))
+}
+
+/// Whether this thread holds anything of the reader-writer lock at `addr`
+/// for which `conflicts` says yes; `None` if it never registered.
+pub(crate) fn holds_any(conflicts: impl Fn(Hold) -> bool) -> Option<bool> {
+    with_me(|me| me.holds.iter().any(|&h| conflicts(h)))
+}
+
+/// This thread took `hold`.
+pub(crate) fn add(hold: Hold) {
+    with_me(|me| me.holds.push(hold));
+}
+
+/// This thread lets go of `hold` (one of them: reads may repeat); says
+/// whether it held it (`None` if it never registered).
+pub(crate) fn remove(hold: Hold) -> Option<bool> {
+    with_me(|me| forget_last(&mut me.holds, hold))
+}
+
+/// Removes the last `item` from `list`; whether there was one.
+#[inline]
+fn forget_last<T: PartialEq + Copy>(list: &mut Vec<T>, item: T) -> bool {
+    match list.iter().rposition(|&x| x == item) {
+        Some(i) => {
+            list.swap_remove(i);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Records a new async waiter record of this thread.
@@ -202,11 +293,5 @@ pub(crate) fn took(addr: u32) {
 /// This thread lets go of the lock at `addr`: forgets it, and says whether
 /// it held it (`None` if it never registered).
 pub(crate) fn let_go(addr: u32) -> Option<bool> {
-    with_me(|me| match me.held.iter().rposition(|&a| a == addr) {
-        Some(i) => {
-            me.held.swap_remove(i);
-            true
-        }
-        None => false,
-    })
+    with_me(|me| forget_last(&mut me.held, addr))
 }

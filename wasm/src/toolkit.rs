@@ -1,13 +1,17 @@
 //! The rest of the toolkit exported to JS: the reader-writer
-//! lock, the semaphore and the barrier, over raw addresses as in the crate
-//! root (the JS wrapper checks every address before it calls in: kind,
-//! bounds, alignment; that check is what each `// SAFETY:` relies on).
+//! lock, the semaphore, the barrier and the once, over raw addresses as in
+//! the crate root (the JS wrapper checks every address before it calls in:
+//! kind, bounds, alignment; that check is what each `// SAFETY:` relies on).
 //!
-//! Unlike the Lock, these keep no per-thread record of what a thread holds:
-//! a release checks that the lock is held in that mode, not by whom.
+//! Like the Lock's, a reader-writer lock's holds and a running `Once` are
+//! recorded per thread (`threads.rs`): a release, upgrade or downgrade of
+//! what this thread does not hold is refused, and a gone thread's holds are
+//! released when it is reaped. The semaphore's permits have no owner and are
+//! not recorded.
 
-use crate::{acquired, released, timeout, waiter_at};
-use parklot::{Barrier, RawRwLock, RwLockPolicy, Semaphore};
+use crate::threads::{self, Hold};
+use crate::{acquired, owner_died, released, timeout, waiter_at};
+use parklot::{Barrier, Once, OnceBegin, OnceState, RawRwLock, RwLockPolicy, Semaphore};
 use wasm_bindgen::prelude::*;
 
 /// The `RawRwLock` at `addr`.
@@ -28,6 +32,92 @@ fn yes_no(taken: bool) -> u32 {
     }
 }
 
+/// What a reader-writer lock call takes, releases or turns into (`mode`).
+pub mod rw_mode {
+    /// A read, shared with other readers.
+    pub const READ: u32 = 0;
+    /// The write lock.
+    pub const WRITE: u32 = 1;
+    /// An upgradable read: shared with readers, exclusive of writers and of
+    /// other upgradable readers.
+    pub const UPGRADABLE: u32 = 2;
+    /// The write lock, from this thread's upgradable read (acquisitions only).
+    pub const UPGRADE: u32 = 3;
+}
+
+/// The hold `mode` gives at `addr` (an upgrade gives the write lock);
+/// `None` for an unknown mode.
+fn hold_of(mode: u32, addr: u32) -> Option<Hold> {
+    match mode {
+        rw_mode::READ => Some(Hold::Read(addr)),
+        rw_mode::WRITE | rw_mode::UPGRADE => Some(Hold::Write(addr)),
+        rw_mode::UPGRADABLE => Some(Hold::Upgradable(addr)),
+        _ => None,
+    }
+}
+
+/// Whether the word says `mode` is held (by someone).
+fn held_in(l: &RawRwLock, mode: u32) -> bool {
+    match mode {
+        rw_mode::READ => l.is_read_held(),
+        rw_mode::WRITE => l.is_write_held(),
+        _ => l.is_upgradable_held(),
+    }
+}
+
+/// Whether this thread may take `mode` at `addr` (else `acquired::NOT_HELD`
+/// for an upgrade without an upgradable read, or `acquired::ALREADY_HELD`
+/// for what would wait for itself: anything while it writes, a write or an
+/// upgradable read while it reads upgradably, a write while it reads).
+/// Asked only before a wait without end: trying never deadlocks, and a
+/// timed wait times out.
+fn may_wait_for(l: &RawRwLock, addr: u32, mode: u32) -> Result<(), u32> {
+    if mode == rw_mode::UPGRADE {
+        let mine = threads::has(Hold::Upgradable(addr)).unwrap_or_else(|| l.is_upgradable_held());
+        return if mine {
+            Ok(())
+        } else {
+            Err(acquired::NOT_HELD)
+        };
+    }
+    let conflicts = |h: Hold| match h {
+        Hold::Write(a) => a == addr,
+        Hold::Upgradable(a) => a == addr && mode != rw_mode::READ,
+        Hold::Read(a) => a == addr && mode == rw_mode::WRITE,
+        Hold::OnceRun(_) => false,
+    };
+    match threads::holds_any(conflicts) {
+        Some(true) => Err(acquired::ALREADY_HELD),
+        _ => Ok(()),
+    }
+}
+
+/// Records that this thread took `mode` at `addr` and reports it:
+/// `acquired::OWNER_DIED` for a write lock whose last writer died holding it.
+fn took(addr: u32, mode: u32) -> u32 {
+    if mode == rw_mode::UPGRADE {
+        threads::remove(Hold::Upgradable(addr));
+    }
+    if let Some(hold) = hold_of(mode, addr) {
+        threads::add(hold);
+    }
+    let writes = mode == rw_mode::WRITE || mode == rw_mode::UPGRADE;
+    if writes && owner_died::take(addr) {
+        acquired::OWNER_DIED
+    } else {
+        acquired::YES
+    }
+}
+
+/// [`took`] if `taken`, else `acquired::NO`.
+fn took_if(taken: bool, addr: u32, mode: u32) -> u32 {
+    if taken {
+        took(addr, mode)
+    } else {
+        acquired::NO
+    }
+}
+
 /// Sets up the reader-writer lock at `addr` (4 zeroed bytes, aligned to 4)
 /// with its policy.
 #[wasm_bindgen]
@@ -37,116 +127,228 @@ pub fn rwlock_init(addr: u32, prefer_writers: bool) {
     } else {
         RwLockPolicy::PreferReaders
     };
+    // A lock freed with a mark and allocated again starts clean.
+    owner_died::take(addr);
     // SAFETY: an address the JS wrapper allocated for this lock, unused yet.
     unsafe { (addr as *mut RawRwLock).write(RawRwLock::with_policy(policy)) };
 }
 
-/// Takes a read, waiting at most `timeout_ms` (+∞: forever; 0: a try).
+/// Takes `mode` (a `rw_mode`), waiting at most `timeout_ms` (+∞: forever;
+/// 0: a try): `acquired::YES`, `NO`, `OWNER_DIED` (a write lock whose last
+/// writer died; held now), `ALREADY_HELD` (waiting forever would wait for
+/// this thread's own hold; nothing done) or `NOT_HELD` (an upgrade without
+/// an upgradable read; nothing done).
 #[wasm_bindgen]
-pub fn rwlock_read_for(addr: u32, timeout_ms: f64) -> u32 {
+pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
+    if mode > rw_mode::UPGRADE {
+        return acquired::NOT_HELD; // no such mode: nothing done
+    }
     // SAFETY: an address the JS wrapper checked (module docs).
     let l = unsafe { rwlock_at(addr) };
-    yes_no(match timeout(timeout_ms) {
+    if mode == rw_mode::UPGRADE {
+        if let Err(code) = may_wait_for(l, addr, mode) {
+            return code;
+        }
+    }
+    // SAFETY (the upgrade arms): this thread holds the upgradable read (checked above).
+    let try_now = || match mode {
+        rw_mode::READ => l.try_lock_shared(),
+        rw_mode::WRITE => l.try_lock_exclusive(),
+        rw_mode::UPGRADABLE => l.try_lock_upgradable(),
+        _ => unsafe { l.try_upgrade() },
+    };
+    if try_now() {
+        return took(addr, mode);
+    }
+    let wait = timeout(timeout_ms);
+    if wait.is_none() {
+        // Only a wait without end is refused: a timed one just times out.
+        if let Err(code) = may_wait_for(l, addr, mode) {
+            return code;
+        }
+    }
+    let taken = match wait {
+        Some(t) if t.is_zero() => false,
+        // SAFETY: as above.
+        Some(t) => match mode {
+            rw_mode::READ => l.try_lock_shared_for(t),
+            rw_mode::WRITE => l.try_lock_exclusive_for(t),
+            rw_mode::UPGRADABLE => l.try_lock_upgradable_for(t),
+            _ => unsafe { l.try_upgrade_for(t) },
+        },
         None => {
-            l.lock_shared();
+            match mode {
+                rw_mode::READ => l.lock_shared(),
+                rw_mode::WRITE => l.lock_exclusive(),
+                rw_mode::UPGRADABLE => l.lock_upgradable(),
+                // SAFETY: as above.
+                _ => unsafe { l.upgrade() },
+            }
             true
         }
-        Some(t) => l.try_lock_shared() || (!t.is_zero() && l.try_lock_shared_for(t)),
-    })
+    };
+    took_if(taken, addr, mode)
 }
 
-/// Takes the write lock, waiting at most `timeout_ms` (+∞: forever; 0: a try).
+/// Releases `mode` (`READ`, `WRITE` or `UPGRADABLE`), held by this thread:
+/// `released::OK`, `NOT_LOCKED` (nobody holds it so) or `HELD_BY_ANOTHER`
+/// (another thread does); nothing changed but on `OK`.
 #[wasm_bindgen]
-pub fn rwlock_write_for(addr: u32, timeout_ms: f64) -> u32 {
+pub fn rwlock_release(addr: u32, mode: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
     let l = unsafe { rwlock_at(addr) };
-    yes_no(match timeout(timeout_ms) {
-        None => {
-            l.lock_exclusive();
-            true
+    let Some(hold) = hold_of(mode, addr).filter(|_| mode != rw_mode::UPGRADE) else {
+        return released::NOT_LOCKED;
+    };
+    if !held_in(l, mode) {
+        return released::NOT_LOCKED;
+    }
+    if threads::has(hold) == Some(false) {
+        return released::HELD_BY_ANOTHER;
+    }
+    let r = match mode {
+        rw_mode::READ => l.checked_unlock_shared(),
+        rw_mode::WRITE => l.checked_unlock_exclusive(),
+        _ => l.checked_unlock_upgradable(),
+    };
+    match r {
+        Ok(()) => {
+            threads::remove(hold);
+            released::OK
         }
-        Some(t) => l.try_lock_exclusive() || (!t.is_zero() && l.try_lock_exclusive_for(t)),
-    })
+        Err(_) => released::NOT_LOCKED,
+    }
 }
 
-/// Releases a read: `released::OK`, or `released::NOT_LOCKED` (nobody reads).
+/// Turns this thread's `from` hold into `to`: `WRITE` to `READ` or to
+/// `UPGRADABLE`, or `UPGRADABLE` to `READ`. Returns as [`rwlock_release`]
+/// (and `NOT_LOCKED` for another pair of modes).
 #[wasm_bindgen]
-pub fn rwlock_unlock_read(addr: u32) -> u32 {
+pub fn rwlock_downgrade(addr: u32, from: u32, to: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
     let l = unsafe { rwlock_at(addr) };
-    l.checked_unlock_shared()
-        .map_or(released::NOT_LOCKED, |()| released::OK)
+    let (Some(had), Some(gets)) = (hold_of(from, addr), hold_of(to, addr)) else {
+        return released::NOT_LOCKED;
+    };
+    let pair = (from, to);
+    let known = [
+        (rw_mode::WRITE, rw_mode::READ),
+        (rw_mode::WRITE, rw_mode::UPGRADABLE),
+        (rw_mode::UPGRADABLE, rw_mode::READ),
+    ];
+    if !known.contains(&pair) || !held_in(l, from) {
+        return released::NOT_LOCKED;
+    }
+    if threads::has(had) == Some(false) {
+        return released::HELD_BY_ANOTHER;
+    }
+    // SAFETY: this thread holds `from` (its record, or the word for an
+    // unregistered caller, says so).
+    unsafe {
+        match pair {
+            (rw_mode::WRITE, rw_mode::READ) => l.downgrade(),
+            (rw_mode::WRITE, _) => l.downgrade_to_upgradable(),
+            _ => l.downgrade_upgradable(),
+        }
+    }
+    threads::remove(had);
+    threads::add(gets);
+    released::OK
 }
 
-/// Releases the write lock: `released::OK`, or `released::NOT_LOCKED`.
-#[wasm_bindgen]
-pub fn rwlock_unlock_write(addr: u32) -> u32 {
-    // SAFETY: an address the JS wrapper checked (module docs).
-    let l = unsafe { rwlock_at(addr) };
-    l.checked_unlock_exclusive()
-        .map_or(released::NOT_LOCKED, |()| released::OK)
+/// Bit flags of [`rwlock_state`] below the reader count (`count << 3`).
+pub mod rw_state {
+    /// Plain or upgradable readers hold it.
+    pub const READ: u32 = 1;
+    /// A writer holds it (or an upgrade waits for the readers to leave).
+    pub const WRITE: u32 = 2;
+    /// An upgradable read is held.
+    pub const UPGRADABLE: u32 = 4;
 }
 
-/// 0 free, 1 read by `n` (the count in the upper bits: `n << 1 | 1`), or 2
-/// written: a snapshot for `isLocked()`/diagnostics.
+/// A snapshot for `state()`/diagnostics: `rw_state` flags, and the readers
+/// (upgradable included) in the bits above them.
 #[wasm_bindgen]
 pub fn rwlock_state(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
     let l = unsafe { rwlock_at(addr) };
-    if l.is_locked_exclusive() {
-        2
-    } else if l.reader_count() > 0 {
-        l.reader_count() << 1 | 1
-    } else {
-        0
+    let n = l.reader_count();
+    let mut s = n.min(u32::MAX >> 3) << 3;
+    if n > 0 {
+        s |= rw_state::READ;
     }
+    if l.is_locked_exclusive() {
+        s |= rw_state::WRITE;
+    }
+    if l.is_locked_upgradable() {
+        s |= rw_state::UPGRADABLE;
+    }
+    s
 }
 
-/// Async read or write (`write`), step 1: taken now, or `acquired::NO` and
-/// `waiter` queued. Steps 2 and 3 as for `lock_async_resume`/`_cancel`.
+/// Async acquisition of `mode`, step 1: taken now (as
+/// [`rwlock_acquire_for`] reports it), or `acquired::NO` and `waiter`
+/// queued. Steps 2 and 3 as for `lock_async_resume`/`_cancel`. Waits on
+/// this thread's own holds are not refused: a thread's async tasks take
+/// turns. An upgrade without this thread's upgradable read: `NOT_HELD`.
 #[wasm_bindgen]
-pub fn rwlock_async_begin(addr: u32, write: bool, waiter: u32) -> u32 {
+pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
     let (l, w) = unsafe { (rwlock_at(addr), waiter_at(waiter)) };
-    // SAFETY: as above.
-    yes_no(unsafe {
-        if write {
-            l.lock_exclusive_async_begin(w)
-        } else {
-            l.lock_shared_async_begin(w)
+    if mode > rw_mode::UPGRADE {
+        return acquired::NOT_HELD; // no such mode: nothing queued
+    }
+    if mode == rw_mode::UPGRADE {
+        if let Err(code) = may_wait_for(l, addr, mode) {
+            return code;
         }
-    })
+    }
+    // SAFETY: as above; an upgrade's upgradable read is held (checked above).
+    let taken = unsafe {
+        match mode {
+            rw_mode::READ => l.lock_shared_async_begin(w),
+            rw_mode::WRITE => l.lock_exclusive_async_begin(w),
+            rw_mode::UPGRADABLE => l.lock_upgradable_async_begin(w),
+            _ => l.upgrade_async_begin(w),
+        }
+    };
+    took_if(taken, addr, mode)
 }
 
 /// Async step 2 (the waiter's word changed): taken, or `acquired::NO` and queued again.
 #[wasm_bindgen]
-pub fn rwlock_async_resume(addr: u32, write: bool, waiter: u32) -> u32 {
+pub fn rwlock_async_resume(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: as for rwlock_async_begin.
     let (l, w) = unsafe { (rwlock_at(addr), waiter_at(waiter)) };
-    // SAFETY: as above; the record was queued by rwlock_async_begin.
-    yes_no(unsafe {
-        if write {
-            l.lock_exclusive_async_resume(w)
-        } else {
-            l.lock_shared_async_resume(w)
+    // SAFETY: as above; the record was queued by rwlock_async_begin for `mode`.
+    let taken = unsafe {
+        match mode {
+            rw_mode::READ => l.lock_shared_async_resume(w),
+            rw_mode::WRITE => l.lock_exclusive_async_resume(w),
+            rw_mode::UPGRADABLE => l.lock_upgradable_async_resume(w),
+            _ => l.upgrade_async_resume(w),
         }
-    })
+    };
+    took_if(taken, addr, mode)
 }
 
-/// Async, giving up: taken after all (the caller holds it), or `acquired::NO`.
+/// Async, giving up: taken after all (the caller holds it), or
+/// `acquired::NO` (an upgrade: the upgradable read is still held).
 #[wasm_bindgen]
-pub fn rwlock_async_cancel(addr: u32, write: bool, waiter: u32) -> u32 {
+pub fn rwlock_async_cancel(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: as for rwlock_async_begin.
     let (l, w) = unsafe { (rwlock_at(addr), waiter_at(waiter)) };
     // SAFETY: as above; the attempt has not ended.
-    yes_no(unsafe {
-        if write {
-            l.lock_exclusive_async_cancel(w)
-        } else {
-            l.lock_shared_async_cancel(w)
+    let taken = unsafe {
+        match mode {
+            rw_mode::READ => l.lock_shared_async_cancel(w),
+            rw_mode::WRITE => l.lock_exclusive_async_cancel(w),
+            rw_mode::UPGRADABLE => l.lock_upgradable_async_cancel(w),
+            _ => l.upgrade_async_cancel(w),
         }
-    })
+    };
+    took_if(taken, addr, mode)
 }
 
 /// The `Semaphore` at `addr`.
@@ -285,4 +487,112 @@ pub fn barrier_async_abandon(addr: u32, waiter: u32) {
     let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
     // SAFETY: as above; the record is queued and not settled.
     unsafe { b.wait_async_abandon(w) }
+}
+
+/// The `Once` at `addr`.
+///
+/// # Safety
+/// `addr` is the address of a live `Once` (one byte from `alloc`, zeroed or
+/// only ever used as a `Once`) that stays allocated while used.
+unsafe fn once_at<'a>(addr: u32) -> &'a Once {
+    // SAFETY: the caller's contract; Once is repr(transparent) over one AtomicU8.
+    unsafe { &*(addr as *const Once) }
+}
+
+/// What [`once_begin`] found.
+pub mod once_begun {
+    /// A run completed: nothing to do.
+    pub const DONE: u32 = 0;
+    /// A run failed (threw, or its thread died) and poison is not ignored.
+    pub const POISONED: u32 = 1;
+    /// Another thread runs it: wait, then begin again.
+    pub const RUNNING: u32 = 2;
+    /// This thread runs it (a call from inside its own function): waiting
+    /// would wait for itself.
+    pub const RUNNING_HERE: u32 = 3;
+    /// Claimed: run the function, then call `once_finish`.
+    pub const RUN: u32 = 4;
+    /// Claimed, after a failed run (`force` only).
+    pub const RUN_POISONED: u32 = 5;
+}
+
+/// Claims the run of the `Once` at `addr` for this thread, or says why not
+/// (`once_begun`). `force`: run even if poisoned. Never waits.
+#[wasm_bindgen]
+pub fn once_begin(addr: u32, force: bool) -> u32 {
+    // SAFETY: an address the JS wrapper checked (module docs).
+    let o = unsafe { once_at(addr) };
+    match o.try_begin(force) {
+        OnceBegin::Done => once_begun::DONE,
+        OnceBegin::Poisoned => once_begun::POISONED,
+        OnceBegin::Running if threads::has(Hold::OnceRun(addr)) == Some(true) => {
+            once_begun::RUNNING_HERE
+        }
+        OnceBegin::Running => once_begun::RUNNING,
+        OnceBegin::Run(before) => {
+            threads::add(Hold::OnceRun(addr));
+            if before == OnceState::Poisoned {
+                once_begun::RUN_POISONED
+            } else {
+                once_begun::RUN
+            }
+        }
+    }
+}
+
+/// Ends this thread's run: done for good if `completed`, else poisoned;
+/// wakes every waiter. `false` (nothing done) if this thread is not running it.
+#[wasm_bindgen]
+pub fn once_finish(addr: u32, completed: bool) -> bool {
+    // SAFETY: an address the JS wrapper checked (module docs).
+    let o = unsafe { once_at(addr) };
+    let mine =
+        threads::remove(Hold::OnceRun(addr)).unwrap_or_else(|| o.state() == OnceState::InProgress);
+    if mine {
+        // SAFETY: this thread claimed the run (its record says so) and has not ended it.
+        unsafe { o.finish(completed) };
+    }
+    mine
+}
+
+/// Waits (blocking) while another thread runs the `Once`, at most
+/// `timeout_ms` (+∞: forever); whether the run ended (or none was running).
+#[wasm_bindgen]
+pub fn once_wait(addr: u32, timeout_ms: f64) -> bool {
+    // SAFETY: an address the JS wrapper checked (module docs).
+    let o = unsafe { once_at(addr) };
+    let deadline = timeout(timeout_ms).and_then(|t| parklot::Instant::now().checked_add(t));
+    o.wait_while_running(deadline)
+}
+
+/// Async wait while another thread runs the `Once`: `true` and `waiter`
+/// queued (its word turns 0 when the run ends), or `false` (none runs).
+#[wasm_bindgen]
+pub fn once_wait_async_begin(addr: u32, waiter: u32) -> bool {
+    // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
+    // uses it for one wait at a time.
+    let (o, w) = unsafe { (once_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above.
+    unsafe { o.wait_async_begin(w) }
+}
+
+/// Async wait, giving up: whether the run ended first.
+#[wasm_bindgen]
+pub fn once_wait_async_cancel(addr: u32, waiter: u32) -> bool {
+    // SAFETY: as for once_wait_async_begin.
+    let (o, w) = unsafe { (once_at(addr), waiter_at(waiter)) };
+    // SAFETY: as above; queued by once_wait_async_begin, not settled.
+    unsafe { o.wait_async_cancel(w) }
+}
+
+/// Where the `Once` stands: 0 new, 1 poisoned, 2 running, 3 done.
+#[wasm_bindgen]
+pub fn once_state(addr: u32) -> u32 {
+    // SAFETY: an address the JS wrapper checked (module docs).
+    match unsafe { once_at(addr) }.state() {
+        OnceState::New => 0,
+        OnceState::Poisoned => 1,
+        OnceState::InProgress => 2,
+        OnceState::Done => 3,
+    }
 }

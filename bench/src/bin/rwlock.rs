@@ -7,10 +7,17 @@
 //! `parking_lot::RwLock`.
 //!
 //! `cargo run --release -p parklot-bench --bin rwlock -- [--quick] [--out DIR]`
-//! writes `native-rwlock.md` and `native-rwlock.json` to DIR (default
-//! `bench/results`).
+//! writes `native-rwlock.md` and `native-rwlock.json` (the "native-rwlock"
+//! suite of bench/run.mjs: every round, and chart specs) to DIR (default
+//! `bench/results`). Rounds interleave across peers (A B C ..., A B C ...);
+//! cells are medians over rounds. bench/run.mjs puts these rows beside the
+//! wasm and JS ones in `rwlock.md`.
 
 use parklot::{RawRwLock, RwLockPolicy};
+use parklot_bench::json::to_text;
+use parklot_bench::machine::{now_iso8601, Machine};
+use parklot_bench::stats::Spread;
+use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -190,11 +197,83 @@ fn round<L: Rw>(lock: L, threads: usize, duration: Duration) -> Rates {
     }
 }
 
-fn stats(v: &[f64]) -> (f64, f64, f64) {
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(0.0, f64::max);
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    (min, mean, max)
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn fastest(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
+}
+
+fn slowest(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// One peer's round at one thread count.
+struct Row {
+    lock: &'static str,
+    threads: usize,
+    round: usize,
+    rates: Rates,
+}
+
+/// `pick` (slowest, mean or fastest) of one side over the rows' rounds.
+fn over_rounds<'a>(
+    rows: impl Iterator<Item = &'a Row>,
+    side: fn(&Rates) -> &[f64],
+    pick: fn(&[f64]) -> f64,
+) -> Spread {
+    Spread::of(rows.map(|r| pick(side(&r.rates)))).expect("a lock without rounds")
+}
+
+fn readers(r: &Rates) -> &[f64] {
+    &r.readers
+}
+
+fn writers(r: &Rates) -> &[f64] {
+    &r.writers
+}
+
+/// A line chart (bench/chart.mjs's ChartSpec) of one side's slowest thread per lock.
+fn slowest_chart(
+    rows: &[Row],
+    locks: &[&str],
+    id: &str,
+    (doing, who, ops): (&str, &str, &str),
+    side: fn(&Rates) -> &[f64],
+) -> Value {
+    let rounds = rows.iter().map(|r| r.round).max().map_or(0, |m| m + 1);
+    let series: Vec<Value> = locks
+        .iter()
+        .map(|&lock| {
+            let mut counts: Vec<usize> = rows
+                .iter()
+                .filter(|r| r.lock == lock)
+                .map(|r| r.threads)
+                .collect();
+            counts.dedup();
+            let points: Vec<Value> = counts
+                .iter()
+                .map(|&n| {
+                    let s = over_rounds(
+                        rows.iter().filter(|r| r.lock == lock && r.threads == n),
+                        side,
+                        slowest,
+                    );
+                    json!({ "x": n, "y": s.median, "min": s.min, "max": s.max })
+                })
+                .collect();
+            json!({ "name": lock, "points": points })
+        })
+        .collect();
+    json!({
+        "id": id,
+        "title": format!("Native reader-writer locks, half the threads {doing}: the slowest {who} (median, whiskers min-max of {rounds} rounds)"),
+        "kind": "line",
+        "x": { "label": "threads", "log": true },
+        "y": { "label": format!("slowest {who}, {ops} per second"), "log": true },
+        "series": series,
+    })
 }
 
 fn main() {
@@ -205,7 +284,8 @@ fn main() {
         .position(|a| a == "--out")
         .and_then(|i| args.get(i + 1).cloned())
         .unwrap_or_else(|| "bench/results".into());
-    let duration = Duration::from_millis(if quick { 100 } else { 500 });
+    let duration = Duration::from_millis(if quick { 50 } else { 400 });
+    let rounds = if quick { 1 } else { 5 };
     let thread_counts: &[usize] = if quick { &[2, 4] } else { &[2, 4, 8, 16] };
     type Make = fn() -> Box<dyn FnOnce(usize, Duration) -> Rates>;
     let peers: Vec<(&str, Make)> = vec![
@@ -240,40 +320,98 @@ fn main() {
             Box::new(|t, d| round(ParkingLot(parking_lot::RwLock::new(())), t, d))
         }),
     ];
-    let mut md = String::from(
+    let date = now_iso8601();
+    let mut rows = Vec::new();
+    for r in 0..rounds {
+        for &threads in thread_counts {
+            for (lock, make) in &peers {
+                let rates = make()(threads, duration);
+                eprintln!(
+                    "round {}/{rounds}, {threads} threads, {lock}: readers {:.0}-{:.0}/s, writers {:.0}-{:.0}/s",
+                    r + 1,
+                    slowest(&rates.readers),
+                    fastest(&rates.readers),
+                    slowest(&rates.writers),
+                    fastest(&rates.writers),
+                );
+                rows.push(Row {
+                    lock,
+                    threads,
+                    round: r,
+                    rates,
+                });
+            }
+        }
+    }
+
+    let mut md = format!(
         "# Experiment 6: reader-writer locks, half readers, half writers (seed 003's protocol)\n\n\
-         Per-thread rates in operations per second: min / mean / max over the reader threads \
-         and over the writer threads (a 0 is a starved thread). Critical section: read or bump \
-         one counter. Generated by `cargo run --release -p parklot-bench --bin rwlock`.\n\n\
+         {date}{}. Per-thread rates in operations per second: the slowest / mean / fastest \
+         reader thread and writer thread, each the median over {rounds} rounds of {} ms \
+         interleaved across locks (a starved thread shows as next to 0). Critical section: read \
+         or bump one counter (checked against the writes every round). Generated by \
+         `cargo run --release -p parklot-bench --bin rwlock`; `rwlock.md` sets these rows beside \
+         the wasm and JS ones.\n\n\
          | lock | threads | readers min | readers mean | readers max | writers min | writers mean | writers max |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        if quick { " (--quick: a smoke run, not a measurement)" } else { "" },
+        duration.as_millis(),
     );
-    let mut json =
-        String::from("{\n  \"experiment\": \"rwlock half readers half writers\",\n  \"rows\": [\n");
-    let mut first = true;
+    let locks: Vec<&str> = peers.iter().map(|(name, _)| *name).collect();
     for &threads in thread_counts {
-        for (name, make) in &peers {
-            let r = make()(threads, duration);
-            let (rmin, rmean, rmax) = stats(&r.readers);
-            let (wmin, wmean, wmax) = stats(&r.writers);
+        for &lock in &locks {
+            let of = || {
+                rows.iter()
+                    .filter(|r| r.lock == lock && r.threads == threads)
+            };
+            let cell = |side: fn(&Rates) -> &[f64], pick: fn(&[f64]) -> f64| {
+                format!("{:.0}", over_rounds(of(), side, pick).median)
+            };
             let line = format!(
-                "| {name} | {threads} | {rmin:.0} | {rmean:.0} | {rmax:.0} | {wmin:.0} | {wmean:.0} | {wmax:.0} |\n"
+                "| {lock} | {threads} | {} | {} | {} | {} | {} | {} |\n",
+                cell(readers, slowest),
+                cell(readers, mean),
+                cell(readers, fastest),
+                cell(writers, slowest),
+                cell(writers, mean),
+                cell(writers, fastest),
             );
             print!("{line}");
             md.push_str(&line);
-            if !first {
-                json.push_str(",\n");
-            }
-            first = false;
-            json.push_str(&format!(
-                "    {{ \"lock\": \"{name}\", \"threads\": {threads}, \"readers\": {:?}, \"writers\": {:?} }}",
-                r.readers.iter().map(|x| x.round()).collect::<Vec<_>>(),
-                r.writers.iter().map(|x| x.round()).collect::<Vec<_>>()
-            ));
         }
     }
-    json.push_str("\n  ]\n}\n");
+    let machine = Machine::this();
+    let doc = json!({
+        "suite": "native-rwlock",
+        "date": date,
+        "quick": quick,
+        "machine": {
+            "cpu": machine.cpu,
+            "cores": machine.cores,
+            "os": machine.os,
+            "arch": machine.arch,
+            "rustc": machine.rustc,
+        },
+        "params": {
+            "experiment": "rwlock half readers half writers",
+            "rounds": rounds,
+            "round_ms": duration.as_millis() as u64,
+            "threads": thread_counts,
+            "locks": locks,
+        },
+        "rounds": rows.iter().map(|r| json!({
+            "round": r.round,
+            "lock": r.lock,
+            "threads": r.threads,
+            "readers": r.rates.readers.iter().map(|x| x.round()).collect::<Vec<_>>(),
+            "writers": r.rates.writers.iter().map(|x| x.round()).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "charts": [
+            slowest_chart(&rows, &locks, "writers", ("writing", "writer", "writes"), writers),
+            slowest_chart(&rows, &locks, "readers", ("reading", "reader", "reads"), readers),
+        ],
+    });
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(format!("{out}/native-rwlock.md"), md).unwrap();
-    std::fs::write(format!("{out}/native-rwlock.json"), json).unwrap();
+    std::fs::write(format!("{out}/native-rwlock.json"), to_text(&doc)).unwrap();
 }

@@ -36,6 +36,17 @@ impl AsyncWaiter {
         self.data.parker.word_address()
     }
 
+    /// The address this record was last queued on: for a primitive that
+    /// queues its records under more than one address and must cancel under
+    /// the right one. Only the record's owner may ask, and only about a
+    /// queueing of its own.
+    pub fn queued_key(&self) -> usize {
+        // SAFETY: the key is written only when the owner queues the record
+        // (under the bucket lock); the owner reads its own write, and
+        // unparkers only ever read it.
+        unsafe { self.data.key.get() }
+    }
+
     /// The waker's token once an unpark has claimed this record and finished
     /// waking it; `None` while it is still queued.
     pub fn poll(&self) -> Option<UnparkToken> {

@@ -6,7 +6,8 @@
 //! death from a real signal (a Web Lock the thread held for its life, a Node
 //! `Worker`'s `'exit'` event) and then reaps the owner's records here. Each
 //! record is settled as its wait's [`Abandon`] says:
-//! - still queued: taken out as if its wait had timed out (`dequeued`);
+//! - still queued: taken out as if its wait had timed out (`dequeued`,
+//!   then `settle` with no lock held);
 //! - already claimed by an unpark whose token the owner never took: that
 //!   token is passed on (`claimed`), so that a lock handed to the dead owner
 //!   is released and the next waiter woken in its place.
@@ -92,6 +93,7 @@ unsafe fn abandon(data: &ThreadData) {
             data.parker.forget_park();
             (owed.abandon.dequeued)(owed.object, was_last);
             bucket.lock.unlock();
+            (owed.abandon.settle)(owed.object);
         } else {
             bucket.lock.unlock();
             if data.token_pending.swap(false, Ordering::Relaxed) {

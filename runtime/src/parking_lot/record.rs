@@ -19,6 +19,10 @@ pub struct Abandon {
     /// taken out, exactly as a wait's `timed_out(key, was_last)` does.
     /// It must not panic and must not call into the ParkingLot.
     pub dequeued: fn(object: *const (), was_last: bool),
+    /// Runs with no lock held right after `dequeued`: what a waiter that
+    /// timed out does next on its own thread, such as waking the waiters its
+    /// wait was keeping out. May call into the ParkingLot; must not panic.
+    pub settle: fn(object: *const ()),
     /// Runs with no lock held for a record that an unpark had already
     /// claimed, handing it `token`, before its owner could act on it: passes
     /// on what the owner was handed (a lock hand-off, a notify-one).
@@ -44,6 +48,7 @@ impl Owed {
     pub const NOTHING: Owed = Owed {
         abandon: &Abandon {
             dequeued: |_, _| {},
+            settle: |_| {},
             claimed: |_, _| {},
         },
         object: ptr::null(),

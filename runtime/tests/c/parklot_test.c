@@ -9,6 +9,9 @@
  * Built and run by scripts/c-abi-test.sh.
  */
 #define _POSIX_C_SOURCE 200809L
+#ifdef __linux__
+#define _DEFAULT_SOURCE /* syscall(SYS_futex): the async tests wait on a record's word */
+#endif
 
 #include "parklot.h"
 
@@ -20,6 +23,10 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
 
 #define MS ((int64_t)1000000)          /* one millisecond in nanoseconds */
 #define LONG_WAIT (30000 * MS)         /* "forever", but a broken library times out */
@@ -795,29 +802,43 @@ static void test_rwlock_basics(void)
 
 struct rw_shared {
     parklot_rwlock_t lock;
-    int32_t inside;   /* readers inside; -1000 while a writer is */
+    int32_t inside;      /* readers of any kind inside; -1000 while a writer is */
+    int32_t upgradable;  /* upgradable readers inside */
     int32_t bad;
     int64_t value;
 };
+
+static void rw_mark_bad(struct rw_shared *s) { __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST); }
+
+/* One write: nobody may be inside with it, not even an upgradable reader. */
+static void rw_write_step(struct rw_shared *s)
+{
+    parklot_rwlock_write(&s->lock);
+    if (__atomic_fetch_add(&s->inside, -1000, __ATOMIC_SEQ_CST) != 0 || load32(&s->upgradable) != 0)
+        rw_mark_bad(s);
+    s->value++;
+    __atomic_fetch_add(&s->inside, 1000, __ATOMIC_SEQ_CST);
+    parklot_rwlock_unlock_write(&s->lock);
+}
+
+/* One read: no writer may be inside with it. */
+static void rw_read_step(struct rw_shared *s)
+{
+    parklot_rwlock_read(&s->lock);
+    if (__atomic_fetch_add(&s->inside, 1, __ATOMIC_SEQ_CST) < 0)
+        rw_mark_bad(s);
+    __atomic_fetch_add(&s->inside, -1, __ATOMIC_SEQ_CST);
+    parklot_rwlock_unlock_read(&s->lock);
+}
 
 static void *rw_thread(void *arg)
 {
     struct rw_shared *s = arg;
     for (int i = 0; i < 20000; i++) {
-        if (i % 3 == 0) {
-            parklot_rwlock_write(&s->lock);
-            if (__atomic_fetch_add(&s->inside, -1000, __ATOMIC_SEQ_CST) != 0)
-                __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST);
-            s->value++;
-            __atomic_fetch_add(&s->inside, 1000, __ATOMIC_SEQ_CST);
-            parklot_rwlock_unlock_write(&s->lock);
-        } else {
-            parklot_rwlock_read(&s->lock);
-            if (__atomic_fetch_add(&s->inside, 1, __ATOMIC_SEQ_CST) < 0)
-                __atomic_store_n(&s->bad, 1, __ATOMIC_SEQ_CST);
-            __atomic_fetch_add(&s->inside, -1, __ATOMIC_SEQ_CST);
-            parklot_rwlock_unlock_read(&s->lock);
-        }
+        if (i % 3 == 0)
+            rw_write_step(s);
+        else
+            rw_read_step(s);
     }
     return NULL;
 }
@@ -825,7 +846,7 @@ static void *rw_thread(void *arg)
 static void test_rwlock_threads(void)
 {
     for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
-        struct rw_shared s = {.inside = 0, .bad = 0, .value = 0};
+        struct rw_shared s = {.inside = 0, .upgradable = 0, .bad = 0, .value = 0};
         parklot_rwlock_init(&s.lock, prefer_writers);
         pthread_t t[4];
         for (int i = 0; i < 4; i++)
@@ -834,6 +855,150 @@ static void test_rwlock_threads(void)
             pthread_join(t[i], NULL);
         check(!s.bad, "rwlock: no writer overlapped anyone (4 threads)");
         check_eq(s.value, 4 * 6667, "rwlock: every write counted");
+    }
+}
+
+static void test_rwlock_upgradable_basics(void)
+{
+    for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
+        parklot_rwlock_t l;
+        parklot_rwlock_init(&l, prefer_writers);
+        check_eq(parklot_rwlock_unlock_upgradable(&l), PARKLOT_ENOTLOCKED, "upgradable: unlock of nobody's upgradable read");
+        check_eq(parklot_rwlock_upgrade(&l), PARKLOT_ENOTLOCKED, "upgradable: upgrade without an upgradable read");
+        check_eq(parklot_rwlock_read(&l), 0, "upgradable: a plain read");
+        check_eq(parklot_rwlock_upgrade(&l), PARKLOT_ENOTLOCKED, "upgradable: a plain read cannot upgrade");
+        check_eq(parklot_rwlock_downgrade_upgradable(&l), PARKLOT_ENOTLOCKED, "upgradable: a plain read has nothing to downgrade");
+        check_eq(parklot_rwlock_try_upgradable_read_for(&l, 0), 1, "upgradable: joins a plain reader");
+        check_eq(parklot_rwlock_try_upgradable_read_for(&l, 0), 0, "upgradable: excludes a second upgradable reader");
+        int64_t start = now_ns();
+        check_eq(parklot_rwlock_try_upgradable_read_for(&l, 10 * MS), 0, "upgradable: a second one times out");
+        check_not_early(now_ns() - start, 10 * MS, "upgradable: try_upgradable_read_for");
+        check_eq(parklot_rwlock_try_write_for(&l, 0), 0, "upgradable: excludes writers");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 1, "upgradable: plain readers still join");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "upgradable: the extra reader leaves");
+        check_eq(parklot_rwlock_try_upgrade_for(&l, 0), 0, "upgradable: no upgrade while a plain reader reads");
+        start = now_ns();
+        check_eq(parklot_rwlock_try_upgrade_for(&l, 10 * MS), 0, "upgradable: try_upgrade_for times out");
+        check_not_early(now_ns() - start, 10 * MS, "upgradable: try_upgrade_for");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 1, "upgradable: a timed-out upgrade lets readers in again");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "upgradable: that reader leaves");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "upgradable: the first reader leaves");
+        check_eq(parklot_rwlock_unlock_read(&l), PARKLOT_ENOTLOCKED, "upgradable: an upgradable read is not a plain one to unlock_read");
+        check_eq(parklot_rwlock_try_upgrade_for(&l, 0), 1, "upgradable: upgrades once alone");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 0, "upgradable: the upgraded lock excludes readers");
+        check_eq(parklot_rwlock_unlock_upgradable(&l), PARKLOT_ENOTLOCKED, "upgradable: upgraded, it is a write lock now");
+        check_eq(parklot_rwlock_downgrade_to_upgradable(&l), 0, "upgradable: write -> upgradable");
+        check_eq(parklot_rwlock_try_read_for(&l, 0), 1, "upgradable: readers join after that downgrade");
+        check_eq(parklot_rwlock_try_upgradable_read_for(&l, 0), 0, "upgradable: ... but not a second upgradable reader");
+        check_eq(parklot_rwlock_downgrade_to_upgradable(&l), PARKLOT_ENOTLOCKED, "upgradable: no write lock to downgrade");
+        check_eq(parklot_rwlock_downgrade_upgradable(&l), 0, "upgradable: upgradable -> read");
+        check_eq(parklot_rwlock_try_upgradable_read_for(&l, 0), 1, "upgradable: another upgradable reader enters");
+        check_eq(parklot_rwlock_unlock_upgradable(&l), 0, "upgradable: unlock_upgradable");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "upgradable: unlock the downgraded read");
+        check_eq(parklot_rwlock_unlock_read(&l), 0, "upgradable: unlock the other read");
+        check_eq(parklot_rwlock_upgradable_read(&l), 0, "upgradable: upgradable_read");
+        check_eq(parklot_rwlock_upgrade(&l), 0, "upgradable: upgrade alone does not wait");
+        check_eq(parklot_rwlock_unlock_write(&l), 0, "upgradable: unlock the upgraded lock");
+        check_eq(parklot_rwlock_try_write_for(&l, 0), 1, "upgradable: free at the end");
+        parklot_rwlock_unlock_write(&l);
+    }
+    parklot_rwlock_t s;
+    parklot_rwlock_t *odd = (parklot_rwlock_t *)((char *)&s + 1);
+    check_eq(parklot_rwlock_upgradable_read(NULL), PARKLOT_EINVAL, "upgradable: NULL upgradable_read");
+    check_eq(parklot_rwlock_try_upgradable_read_for(odd, 0), PARKLOT_EINVAL, "upgradable: misaligned try_upgradable_read_for");
+    check_eq(parklot_rwlock_unlock_upgradable(NULL), PARKLOT_EINVAL, "upgradable: NULL unlock_upgradable");
+    check_eq(parklot_rwlock_upgrade(odd), PARKLOT_EINVAL, "upgradable: misaligned upgrade");
+    check_eq(parklot_rwlock_try_upgrade_for(NULL, 0), PARKLOT_EINVAL, "upgradable: NULL try_upgrade_for");
+    check_eq(parklot_rwlock_downgrade_to_upgradable(odd), PARKLOT_EINVAL, "upgradable: misaligned downgrade_to_upgradable");
+    check_eq(parklot_rwlock_downgrade_upgradable(NULL), PARKLOT_EINVAL, "upgradable: NULL downgrade_upgradable");
+}
+
+struct upgrade_race {
+    parklot_rwlock_t lock;
+    int32_t stage;       /* 1: holds the upgradable read; 2: upgraded */
+    int32_t reader_left; /* set by the reader just before it unlocks */
+    int32_t saw_left;    /* what the upgrader saw once upgraded */
+};
+
+static void *upgrader_thread(void *arg)
+{
+    struct upgrade_race *r = arg;
+    parklot_rwlock_upgradable_read(&r->lock);
+    __atomic_store_n(&r->stage, 1, __ATOMIC_SEQ_CST);
+    parklot_rwlock_upgrade(&r->lock);
+    __atomic_store_n(&r->saw_left, load32(&r->reader_left), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->stage, 2, __ATOMIC_SEQ_CST);
+    parklot_rwlock_unlock_write(&r->lock);
+    return NULL;
+}
+
+static void test_rwlock_upgrade_waits_for_readers(void)
+{
+    for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
+        struct upgrade_race r = {.stage = 0, .reader_left = 0, .saw_left = 0};
+        parklot_rwlock_init(&r.lock, prefer_writers);
+        parklot_rwlock_read(&r.lock);
+        pthread_t t = spawn(upgrader_thread, &r);
+        check(poll_until(&r.stage, 1), "upgrade: the upgrader holds its upgradable read beside a reader");
+        sleep_ms(20);
+        check_eq(load32(&r.stage), 1, "upgrade: waits while another reader reads");
+        check_eq(parklot_rwlock_try_read_for(&r.lock, 0), 0, "upgrade: a waiting upgrade keeps new readers out");
+        __atomic_store_n(&r.reader_left, 1, __ATOMIC_SEQ_CST);
+        parklot_rwlock_unlock_read(&r.lock);
+        pthread_join(t, NULL);
+        check_eq(load32(&r.saw_left), 1, "upgrade: completed only after the reader left");
+        check_eq(parklot_rwlock_try_write_for(&r.lock, 0), 1, "upgrade: the lock is free afterwards");
+        parklot_rwlock_unlock_write(&r.lock);
+    }
+}
+
+/* Every other iteration an upgradable read, which every fourth upgrades to
+ * add 1 to the value it read; else writes (odd i divisible by 3) and reads. */
+static void *upg_thread(void *arg)
+{
+    struct rw_shared *s = arg;
+    for (int i = 0; i < 10000; i++) {
+        if (i % 2 == 0) {
+            parklot_rwlock_upgradable_read(&s->lock);
+            if (__atomic_fetch_add(&s->upgradable, 1, __ATOMIC_SEQ_CST) != 0 ||
+                __atomic_fetch_add(&s->inside, 1, __ATOMIC_SEQ_CST) < 0)
+                rw_mark_bad(s);
+            int64_t seen = s->value;
+            __atomic_fetch_add(&s->inside, -1, __ATOMIC_SEQ_CST);
+            if (i % 4 == 0) {
+                parklot_rwlock_upgrade(&s->lock);
+                if (__atomic_fetch_add(&s->inside, -1000, __ATOMIC_SEQ_CST) != 0 || s->value != seen)
+                    rw_mark_bad(s);
+                s->value = seen + 1;
+                __atomic_fetch_add(&s->inside, 1000, __ATOMIC_SEQ_CST);
+                __atomic_fetch_add(&s->upgradable, -1, __ATOMIC_SEQ_CST);
+                parklot_rwlock_unlock_write(&s->lock);
+            } else {
+                __atomic_fetch_add(&s->upgradable, -1, __ATOMIC_SEQ_CST);
+                parklot_rwlock_unlock_upgradable(&s->lock);
+            }
+        } else if (i % 3 == 0) {
+            rw_write_step(s);
+        } else {
+            rw_read_step(s);
+        }
+    }
+    return NULL;
+}
+
+static void test_rwlock_upgradable_threads(void)
+{
+    for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
+        struct rw_shared s = {.inside = 0, .upgradable = 0, .bad = 0, .value = 0};
+        parklot_rwlock_init(&s.lock, prefer_writers);
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            t[i] = spawn(upg_thread, &s);
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        check(!s.bad, "upgradable: one upgradable reader at a time, no writer beside anyone, upgrades see what they read (4 threads)");
+        /* per thread: i % 4 == 0 upgrades (2500), odd i divisible by 3 writes (1667) */
+        check_eq(s.value, 4 * (2500 + 1667), "upgradable: every upgrade and write counted");
     }
 }
 
@@ -946,6 +1111,273 @@ static void test_barrier_and_once(void)
     check_eq(parklot_once(&the_once, NULL, NULL), PARKLOT_EINVAL, "once: NULL function");
 }
 
+/* ---- asynchronous forms: a record queues, the word turns 0, resume -------- */
+
+/* Waits (as an embedder would, outside parklot) until the record's word reads
+ * 0: FUTEX_WAIT_PRIVATE on Linux, polling elsewhere. 0 if it took longer
+ * than POLL_LIMIT_MS. */
+static int word_turns_0(const parklot_async_waiter_t *w)
+{
+    const int32_t *word = parklot_async_waiter_word(w);
+    int64_t deadline = now_ns() + POLL_LIMIT_MS * MS;
+    int32_t v;
+    while ((v = load32(word)) != 0) {
+        int64_t left = deadline - now_ns();
+        if (left <= 0)
+            return 0;
+#ifdef __linux__
+        struct timespec ts = { (time_t)(left / 1000000000), (long)(left % 1000000000) };
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
+#else
+        sched_yield();
+#endif
+    }
+    return 1;
+}
+
+static void test_async_waiter_basics(void)
+{
+    parklot_async_waiter_t *w = parklot_async_waiter_new();
+    check(w != NULL, "async waiter: new");
+    check(parklot_async_waiter_word(w) != NULL && load32(parklot_async_waiter_word(w)) == 0,
+          "async waiter: a new record's word reads 0");
+    check(parklot_async_waiter_word(NULL) == NULL, "async waiter: word of NULL is NULL");
+    parklot_async_waiter_t *odd = (parklot_async_waiter_t *)((char *)w + 1);
+    parklot_lock_t lock = PARKLOT_LOCK_INIT;
+    parklot_rwlock_t rw = PARKLOT_RWLOCK_INIT_PREFER_READERS;
+    parklot_semaphore_t sem;
+    parklot_semaphore_init(&sem, 0);
+    check_eq(parklot_lock_async_begin(&lock, NULL), PARKLOT_EINVAL, "async: NULL waiter");
+    check_eq(parklot_lock_async_begin(&lock, odd), PARKLOT_EINVAL, "async: misaligned waiter");
+    check_eq(parklot_rwlock_read_async_begin(NULL, w), PARKLOT_EINVAL, "async: NULL rwlock");
+    check_eq(parklot_rwlock_write_async_begin((parklot_rwlock_t *)((char *)&rw + 1), w),
+             PARKLOT_EINVAL, "async: misaligned rwlock");
+    check_eq(parklot_semaphore_acquire_async_begin(&sem, 1u << 30, w), PARKLOT_EINVAL,
+             "async: more permits than a semaphore holds");
+    check_eq(parklot_rwlock_upgrade_async_begin(&rw, w), PARKLOT_ENOTLOCKED,
+             "async: upgrade without an upgradable read");
+    check_eq(parklot_barrier_wait_async_begin(NULL, w), PARKLOT_EINVAL, "async: NULL barrier");
+    check_eq(parklot_once_wait_async_resume(NULL, w), PARKLOT_EINVAL, "async: NULL once");
+    check_eq(parklot_async_waiter_free(odd), PARKLOT_EINVAL, "async waiter: free misaligned");
+    check_eq(parklot_async_waiter_free(NULL), 0, "async waiter: free NULL");
+
+    check_eq(parklot_lock_async_begin(&lock, w), 1, "async lock: a free lock is taken at once");
+    check_eq(parklot_lock_async_begin(&lock, w), 0, "async lock: a held lock queues the record");
+    check_eq(load32(parklot_async_waiter_word(w)), 1, "async lock: the word reads 1 while queued");
+    check_eq(parklot_lock_async_begin(&lock, w), PARKLOT_EINVAL, "async lock: a queued record is refused");
+    check_eq(parklot_async_waiter_free(w), PARKLOT_EINVAL, "async waiter: a queued record is not freed");
+    check_eq(parklot_lock_async_resume(&lock, w), 0, "async lock: resume before the wake stays queued");
+    parklot_unlock(&lock);
+    check(word_turns_0(w), "async lock: unlock turns the word 0");
+    check_eq(parklot_lock_async_resume(&lock, w), 1, "async lock: resume takes it");
+    check_eq(parklot_is_locked(&lock), 1, "async lock: held after resume");
+    parklot_unlock(&lock);
+    check_eq(parklot_async_waiter_free(w), 0, "async waiter: free");
+}
+
+struct async_writer {
+    parklot_rwlock_t lock;
+    int32_t holding;
+    int32_t go;
+};
+
+static void *async_writer_thread(void *arg)
+{
+    struct async_writer *s = arg;
+    parklot_rwlock_write(&s->lock);
+    __atomic_store_n(&s->holding, 1, __ATOMIC_SEQ_CST);
+    poll_until(&s->go, 1);
+    parklot_rwlock_unlock_write(&s->lock);
+    return NULL;
+}
+
+static void test_async_rwlock(void)
+{
+    parklot_async_waiter_t *w = parklot_async_waiter_new();
+    parklot_async_waiter_t *w2 = parklot_async_waiter_new();
+    struct async_writer s = {.holding = 0, .go = 0};
+    parklot_rwlock_init(&s.lock, 1);
+    pthread_t t = spawn(async_writer_thread, &s);
+    check(poll_until(&s.holding, 1), "async read: the other thread holds the write lock");
+    check_eq(parklot_rwlock_read_async_begin(&s.lock, w), 0, "async read: queued behind the writer");
+    sleep_ms(20);
+    check_eq(load32(parklot_async_waiter_word(w)), 1, "async read: still queued while the writer holds it");
+    check_eq(parklot_rwlock_read_async_resume(&s.lock, w), 0, "async read: resume before the wake stays queued");
+    __atomic_store_n(&s.go, 1, __ATOMIC_SEQ_CST);
+    check(word_turns_0(w), "async read: the writer's unlock turns the word 0");
+    check_eq(parklot_rwlock_read_async_resume(&s.lock, w), 1, "async read: resume takes the read");
+    check_eq(parklot_rwlock_try_write_for(&s.lock, 0), 0, "async read: the read is really held");
+    check_eq(parklot_rwlock_unlock_read(&s.lock), 0, "async read: unlock it");
+    pthread_join(t, NULL);
+
+    /* Cancel of queued waiters leaves the lock usable by others. */
+    parklot_rwlock_write(&s.lock);
+    check_eq(parklot_rwlock_write_async_begin(&s.lock, w), 0, "async write: queued");
+    check_eq(parklot_rwlock_read_async_begin(&s.lock, w2), 0, "async read: queued too");
+    check_eq(parklot_rwlock_write_async_cancel(&s.lock, w), 0, "async write: cancel holds nothing");
+    check_eq(load32(parklot_async_waiter_word(w)), 0, "async write: the word reads 0 after cancel");
+    check_eq(parklot_rwlock_read_async_cancel(&s.lock, w2), 0, "async read: cancel holds nothing");
+    parklot_rwlock_unlock_write(&s.lock);
+    check_eq(parklot_rwlock_try_write_for(&s.lock, 0), 1, "async cancel: the write lock is free after");
+    parklot_rwlock_unlock_write(&s.lock);
+    check_eq(parklot_rwlock_try_read_for(&s.lock, 0), 1, "async cancel: a read is free after");
+    parklot_rwlock_unlock_read(&s.lock);
+
+    /* Woken, then cancelled: the read was handed over, and cancel says so. */
+    parklot_rwlock_write(&s.lock);
+    check_eq(parklot_rwlock_read_async_begin(&s.lock, w), 0, "async read: queued again");
+    parklot_rwlock_unlock_write(&s.lock);
+    check(word_turns_0(w), "async read: woken");
+    check_eq(parklot_rwlock_read_async_cancel(&s.lock, w), 1, "async read: cancel after the wake holds it");
+    check_eq(parklot_rwlock_unlock_read(&s.lock), 0, "async read: which unlock_read releases");
+    check_eq(parklot_rwlock_unlock_read(&s.lock), PARKLOT_ENOTLOCKED, "async read: and only one read");
+
+    /* Upgradable read behind another; upgrade behind a plain reader. */
+    parklot_rwlock_upgradable_read(&s.lock);
+    check_eq(parklot_rwlock_upgradable_read_async_begin(&s.lock, w), 0,
+             "async upgradable: queued behind another upgradable read");
+    check_eq(parklot_rwlock_unlock_upgradable(&s.lock), 0, "async upgradable: the other leaves");
+    check(word_turns_0(w), "async upgradable: woken");
+    check_eq(parklot_rwlock_upgradable_read_async_resume(&s.lock, w), 1, "async upgradable: taken");
+    check_eq(parklot_rwlock_read(&s.lock), 0, "async upgrade: a plain reader too");
+    check_eq(parklot_rwlock_upgrade_async_begin(&s.lock, w), 0, "async upgrade: queued behind the reader");
+    check_eq(parklot_rwlock_try_read_for(&s.lock, 0), 0, "async upgrade: new readers wait meanwhile");
+    check_eq(parklot_rwlock_unlock_read(&s.lock), 0, "async upgrade: the reader leaves");
+    check(word_turns_0(w), "async upgrade: woken");
+    check_eq(parklot_rwlock_upgrade_async_resume(&s.lock, w), 1, "async upgrade: upgraded");
+    check_eq(parklot_rwlock_unlock_write(&s.lock), 0, "async upgrade: the write lock is held");
+
+    parklot_rwlock_upgradable_read(&s.lock);
+    parklot_rwlock_read(&s.lock);
+    check_eq(parklot_rwlock_upgrade_async_begin(&s.lock, w), 0, "async upgrade: queued again");
+    check_eq(parklot_rwlock_upgrade_async_cancel(&s.lock, w), 0, "async upgrade: cancel keeps the upgradable read");
+    check_eq(parklot_rwlock_try_read_for(&s.lock, 0), 1, "async upgrade: readers enter again after cancel");
+    parklot_rwlock_unlock_read(&s.lock);
+    parklot_rwlock_unlock_read(&s.lock);
+    check_eq(parklot_rwlock_unlock_upgradable(&s.lock), 0, "async upgrade: the upgradable read was still held");
+    check_eq(parklot_rwlock_try_write_for(&s.lock, 0), 1, "async upgrade: all free at the end");
+    parklot_rwlock_unlock_write(&s.lock);
+    check_eq(parklot_async_waiter_free(w), 0, "async rwlock: free the records");
+    parklot_async_waiter_free(w2);
+}
+
+static void test_async_semaphore(void)
+{
+    parklot_async_waiter_t *w = parklot_async_waiter_new();
+    parklot_semaphore_t sem;
+    parklot_semaphore_init(&sem, 0);
+    check_eq(parklot_semaphore_acquire_async_begin(&sem, 2, w), 0, "async acquire(2): no permits: queued");
+    parklot_semaphore_release(&sem, 1);
+    sleep_ms(5);
+    /* Woken to retry or not, one permit is not enough: resume queues (again). */
+    check_eq(parklot_semaphore_acquire_async_resume(&sem, 2, w), 0, "async acquire(2): one permit free: queued");
+    check_eq(parklot_semaphore_available(&sem), 1, "async acquire(2): the one permit is untouched");
+    parklot_semaphore_release(&sem, 1);
+    int32_t r = 0;
+    for (int i = 0; i < 3 && r == 0; i++) {
+        if (!word_turns_0(w))
+            break;
+        r = parklot_semaphore_acquire_async_resume(&sem, 2, w);
+    }
+    check_eq(r, 1, "async acquire(2): taken once the second permit came");
+    check_eq(parklot_semaphore_available(&sem), 0, "async acquire(2): both permits taken");
+
+    check_eq(parklot_semaphore_acquire_async_begin(&sem, 3, w), 0, "async acquire(3): queued");
+    check_eq(parklot_semaphore_acquire_async_cancel(&sem, 3, w), 0, "async acquire(3): cancel holds nothing");
+    parklot_semaphore_release(&sem, 3);
+    check_eq(parklot_semaphore_acquire(&sem, 3, 0), 1, "async acquire(3): the permits are free after cancel");
+    check_eq(parklot_async_waiter_free(w), 0, "async semaphore: free the record");
+}
+
+static void *blocking_barrier_thread(void *arg)
+{
+    return (void *)(intptr_t)parklot_barrier_wait(arg);
+}
+
+static void test_async_barrier(void)
+{
+    parklot_async_waiter_t *w = parklot_async_waiter_new();
+    parklot_barrier_t b;
+    parklot_barrier_init(&b, 2);
+    check_eq(parklot_barrier_wait_async_begin(&b, w), PARKLOT_BARRIER_QUEUED, "async barrier: the first arrival queues");
+    check_eq(parklot_barrier_wait_async_resume(&b, w), 0, "async barrier: not open with one of two");
+    void *leader;
+    pthread_t t = spawn(blocking_barrier_thread, &b);
+    pthread_join(t, &leader);
+    check_eq((intptr_t)leader, 1, "async barrier: the blocking arrival opened it (leader)");
+    check(word_turns_0(w), "async barrier: the opening turns the word 0");
+    check_eq(parklot_barrier_wait_async_resume(&b, w), 1, "async barrier: through");
+
+    /* The next generation: the blocking thread arrives first. */
+    t = spawn(blocking_barrier_thread, &b);
+    sleep_ms(20);
+    int32_t r = parklot_barrier_wait_async_begin(&b, w);
+    if (r == PARKLOT_BARRIER_QUEUED) { /* the thread was slow: it is the leader */
+        check(word_turns_0(w), "async barrier: woken (second round)");
+        r = parklot_barrier_wait_async_resume(&b, w) == 1 ? PARKLOT_BARRIER_PASSED : -9;
+    }
+    pthread_join(t, &leader);
+    check((r == PARKLOT_BARRIER_LEADER) != ((intptr_t)leader == 1) && r != -9,
+          "async barrier: exactly one leader in the second round");
+
+    /* Abandon: the arrival still counts. */
+    check_eq(parklot_barrier_wait_async_begin(&b, w), PARKLOT_BARRIER_QUEUED, "async barrier: queued (third round)");
+    check_eq(parklot_barrier_wait_async_abandon(&b, w), 0, "async barrier: abandon");
+    check_eq(load32(parklot_async_waiter_word(w)), 0, "async barrier: the word reads 0 after abandon");
+    t = spawn(blocking_barrier_thread, &b);
+    pthread_join(t, &leader);
+    check_eq((intptr_t)leader, 1, "async barrier: the abandoned arrival still counted");
+    check_eq(parklot_async_waiter_free(w), 0, "async barrier: free the record");
+}
+
+struct slow_once {
+    parklot_once_t once;
+    int32_t running;
+    int32_t go;
+    int32_t runs;
+};
+
+static void slow_once_body(void *arg)
+{
+    struct slow_once *s = arg;
+    __atomic_store_n(&s->running, 1, __ATOMIC_SEQ_CST);
+    poll_until(&s->go, 1);
+    bump32(&s->runs);
+}
+
+static void *slow_once_thread(void *arg)
+{
+    parklot_once(&((struct slow_once *)arg)->once, slow_once_body, arg);
+    return NULL;
+}
+
+static void test_async_once(void)
+{
+    parklot_async_waiter_t *w = parklot_async_waiter_new();
+    struct slow_once s = {.once = PARKLOT_ONCE_INIT, .running = 0, .go = 0, .runs = 0};
+    pthread_t t = spawn(slow_once_thread, &s);
+    check(poll_until(&s.running, 1), "async once: another thread runs it");
+    check_eq(parklot_once_wait_async_begin(&s.once, w), 0, "async once: queued while it runs");
+    sleep_ms(20);
+    check_eq(parklot_once_wait_async_resume(&s.once, w), 0, "async once: still running, still queued");
+    __atomic_store_n(&s.go, 1, __ATOMIC_SEQ_CST);
+    check(word_turns_0(w), "async once: the run's end turns the word 0");
+    check_eq(parklot_once_wait_async_resume(&s.once, w), 1, "async once: resume: nothing runs now");
+    check_eq(parklot_once_done(&s.once), 1, "async once: done");
+    pthread_join(t, NULL);
+    check_eq(parklot_once_wait_async_begin(&s.once, w), 1, "async once: begin on a done once returns at once");
+
+    struct slow_once s2 = {.once = PARKLOT_ONCE_INIT, .running = 0, .go = 0, .runs = 0};
+    t = spawn(slow_once_thread, &s2);
+    poll_until(&s2.running, 1);
+    check_eq(parklot_once_wait_async_begin(&s2.once, w), 0, "async once: queued (cancel case)");
+    check_eq(parklot_once_wait_async_cancel(&s2.once, w), 0, "async once: cancel before the end");
+    __atomic_store_n(&s2.go, 1, __ATOMIC_SEQ_CST);
+    pthread_join(t, NULL);
+    check_eq(s2.runs, 1, "async once: the run completed after the cancel");
+    check_eq(parklot_async_waiter_free(w), 0, "async once: free the record");
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 int main(void)
@@ -976,8 +1408,18 @@ int main(void)
     /* reader-writer lock, semaphore, barrier, once */
     test_rwlock_basics();
     test_rwlock_threads();
+    test_rwlock_upgradable_basics();
+    test_rwlock_upgrade_waits_for_readers();
+    test_rwlock_upgradable_threads();
     test_semaphore();
     test_barrier_and_once();
+
+    /* asynchronous forms */
+    test_async_waiter_basics();
+    test_async_rwlock();
+    test_async_semaphore();
+    test_async_barrier();
+    test_async_once();
 
     printf("c-abi: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

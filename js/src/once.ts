@@ -1,0 +1,179 @@
+/**
+ * `Once`: one-time initialization in one byte of the runtime's shared
+ * memory, served by the wasm core (runtime/src/once.rs, parklot::Once): the
+ * first caller runs its function while the others wait, blocking or
+ * asynchronously, in the same ParkingLot queue.
+ */
+import { Core } from './core.js';
+import { OncePoisonedError, closedError } from './errors.js';
+import { refuseToBlock } from './lock.js';
+import { Queue, settle } from './waiters.js';
+
+/** What `once_begin` returns (wasm/src/toolkit.rs, `once_begun`). */
+const Begun = { Done: 0, Poisoned: 1, Running: 2, RunningHere: 3, Run: 4, RunPoisoned: 5 } as const;
+
+/** Where a `Once` stands (a snapshot): as Rust's `OnceState`. */
+export type OnceState = 'new' | 'poisoned' | 'running' | 'done';
+const STATES: readonly OnceState[] = ['new', 'poisoned', 'running', 'done'];
+
+function checkFunction(call: string, fn: unknown): void {
+  if (typeof fn !== 'function') throw new TypeError(`parklot: ${call}: pass the function to run once, got ${typeof fn}`);
+}
+
+/**
+ * Runs a function once, however many threads ask: the first caller runs it
+ * and every other caller waits until it has finished. Usable from every
+ * thread attached to the runtime (`rt.onceAt(once.address)`, or send it: it
+ * travels as `{ kind: 'parklot.once', address, runtimeId }`).
+ *
+ * Poisoning, as Rust's `parklot::Once` (and parking_lot's): if the function
+ * throws (or its worker dies while running it), the error reaches its
+ * caller and the `Once` is *poisoned*: it is not done, and every later
+ * `callOnce`/`callOnceAsync`, including those that were waiting, throws
+ * `OncePoisonedError` without running anything. `callOnceForce(fn)` runs
+ * its function even then (telling it so), and if that completes, the
+ * `Once` is done.
+ *
+ * @example
+ * const init = rt.once();
+ * init.callOnce(() => { table[0] = expensive(); });  // in every worker: runs once
+ * await init.callOnceAsync(() => setUp());           // on a page's main thread
+ */
+export class Once {
+  /** The once's byte address in the runtime's memory. */
+  readonly address: number;
+  /** What a structured clone keeps, to tell the kind of object. */
+  readonly kind = 'parklot.once';
+  /** The id of the runtime whose memory holds it. */
+  readonly runtimeId: number;
+  readonly #core: Core;
+
+  /** Not for direct use: onces come from `rt.once()` and `rt.onceAt(address)`. */
+  constructor(core: unknown, address: number) {
+    if (!(core instanceof Core)) throw new TypeError('parklot: onces come from rt.once() or rt.onceAt(address), not from new Once()');
+    this.#core = core;
+    this.address = address;
+    this.runtimeId = core.header.id;
+  }
+
+  /**
+   * Runs `fn` unless a call has completed, blocking this thread while
+   * another thread runs its function. Returns whether this call ran `fn`.
+   * Throws what `fn` throws (and the `Once` is then poisoned),
+   * `OncePoisonedError` if it is poisoned, a TypeError when called from
+   * inside its own function, and on a thread that may not block while
+   * another runs it (use `callOnceAsync` there).
+   *
+   * @example
+   * once.callOnce(() => { config[0] = load(); });
+   */
+  callOnce(fn: () => void): boolean {
+    checkFunction('Once.callOnce()', fn);
+    return this.#call(false, fn, 'Once.callOnce()', 'await once.callOnceAsync(fn)');
+  }
+
+  /**
+   * As `callOnce`, but runs `fn` even if the `Once` is poisoned, passing
+   * `true` then; if `fn` completes, the `Once` is done.
+   *
+   * @example
+   * once.callOnceForce((poisoned) => { if (poisoned) reset(); init(); });
+   */
+  callOnceForce(fn: (poisoned: boolean) => void): boolean {
+    checkFunction('Once.callOnceForce()', fn);
+    return this.#call(true, fn, 'Once.callOnceForce()', 'await once.callOnceAsync(fn)');
+  }
+
+  /**
+   * Runs `fn` (which may be async: the run lasts until its promise settles)
+   * unless a call has completed, waiting without blocking the thread while
+   * another runs its function: works on every thread. Resolves whether this
+   * call ran `fn`; rejects as `callOnce` throws. Async tasks of one thread
+   * take turns: one that finds another task of its thread running the
+   * function waits for it (so `fn` must not wait for its own `Once`).
+   *
+   * @example
+   * await once.callOnceAsync(async () => { view.set(await fetchTable()); });
+   */
+  async callOnceAsync(fn: () => unknown): Promise<boolean> {
+    checkFunction('Once.callOnceAsync()', fn);
+    const core = this.#core;
+    const g = core.glue;
+    for (;;) {
+      if (core.closed) throw closedError();
+      const begun = g.once_begin(this.address, false);
+      if (begun === Begun.Done) return false;
+      if (begun === Begun.Poisoned) throw new OncePoisonedError('Once.callOnceAsync()', this.address);
+      if (begun === Begun.Run) {
+        try {
+          await fn();
+        } catch (e) {
+          g.once_finish(this.address, false);
+          throw e;
+        }
+        g.once_finish(this.address, true);
+        return true;
+      }
+      await this.#waitAsync();
+    }
+  }
+
+  /** Whether a call has completed: nothing will run again. */
+  get done(): boolean {
+    return this.state() === 'done';
+  }
+
+  /** Where it stands (a snapshot): 'new', 'poisoned', 'running' or 'done'. */
+  state(): OnceState {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return STATES[core.glue.once_state(this.address)]!;
+  }
+
+  #call(force: boolean, fn: (poisoned: boolean) => void, call: string, alternative: string): boolean {
+    const core = this.#core;
+    const g = core.glue;
+    for (;;) {
+      if (core.closed) throw closedError();
+      const begun = g.once_begin(this.address, force);
+      switch (begun) {
+        case Begun.Done:
+          return false;
+        case Begun.Poisoned:
+          throw new OncePoisonedError(call, this.address);
+        case Begun.RunningHere:
+          throw new TypeError(`parklot: ${call}: called while this thread runs this Once's function (from inside it, or from an async run of it); it would wait for itself`);
+        case Begun.Running:
+          if (!core.canBlock) refuseToBlock(core, call, alternative);
+          g.once_wait(this.address, Infinity);
+          continue;
+        default: {
+          let completed = false;
+          try {
+            fn(begun === Begun.RunPoisoned);
+            completed = true;
+          } finally {
+            g.once_finish(this.address, completed);
+          }
+          return true;
+        }
+      }
+    }
+  }
+
+  /** Waits, without blocking, until the run in progress ends (at once if none is). */
+  async #waitAsync(): Promise<void> {
+    const core = this.#core;
+    const record = core.pool.take();
+    record.key = this.address;
+    record.queuedOn = Queue.Once;
+    core.keepAlive.enter();
+    try {
+      if (core.glue.once_wait_async_begin(this.address, record.address)) await settle(core, record, Infinity);
+    } finally {
+      core.keepAlive.leave();
+      record.queuedOn = Queue.None;
+      core.pool.give(record);
+    }
+  }
+}
