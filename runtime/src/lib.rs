@@ -88,7 +88,7 @@ pub use mutexes::{
     FairMutex, FairMutexGuard, ReentrantMutex, ReentrantMutexGuard,
 };
 pub use once::{Once, OnceBegin, OnceState};
-pub use rwlock::{RawRwLock, RwLockPolicy};
+pub use rwlock::{RawRwLock, RwLockHolders, RwLockPolicy};
 #[cfg(not(loom))]
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
 pub use semaphore::{Semaphore, MAX_PERMITS};

@@ -70,6 +70,7 @@ use core::time::Duration;
 
 // Checked and asynchronous upgradable reads, for C and JS.
 mod upgradable;
+pub use upgradable::RwLockHolders;
 
 const WRITER: u32 = 1;
 const UPGRADABLE: u32 = 1 << 1;

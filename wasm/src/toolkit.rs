@@ -272,15 +272,15 @@ pub mod rw_state {
 pub fn rwlock_state(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
     let l = unsafe { rwlock_at(addr) };
-    let n = l.reader_count();
-    let mut s = n.min(u32::MAX >> 3) << 3;
-    if n > 0 {
+    let h = l.holders(); // one load: the flags and the count agree
+    let mut s = h.readers.min(u32::MAX >> 3) << 3;
+    if h.readers > 0 {
         s |= rw_state::READ;
     }
-    if l.is_locked_exclusive() {
+    if h.exclusive {
         s |= rw_state::WRITE;
     }
-    if l.is_locked_upgradable() {
+    if h.upgradable {
         s |= rw_state::UPGRADABLE;
     }
     s

@@ -13,7 +13,30 @@ use super::{readers, Class, RawRwLock, READERS_MASK, UPGRADABLE, UPGRADE_PARKED,
 use crate::parking_lot::AsyncWaiter;
 use crate::sync::Ordering;
 
+/// Who holds a [`RawRwLock`], from one load of its word (a snapshot that is
+/// consistent with itself, unlike several separate queries).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RwLockHolders {
+    /// How many hold a read, the upgradable reader included.
+    pub readers: u32,
+    /// A writer holds it, or an upgrade waits for the other readers to leave.
+    pub exclusive: bool,
+    /// An upgradable read is held (also while its upgrade waits).
+    pub upgradable: bool,
+}
+
 impl RawRwLock {
+    /// Who holds the lock now (a snapshot).
+    #[inline]
+    pub fn holders(&self) -> RwLockHolders {
+        let s = self.state.load(Ordering::Relaxed);
+        RwLockHolders {
+            readers: readers(s),
+            exclusive: s & WRITER != 0,
+            upgradable: s & UPGRADABLE != 0,
+        }
+    }
+
     /// Whether an upgradable read is held (a snapshot; also while its
     /// upgrade waits for the other readers to leave).
     #[inline]
@@ -230,6 +253,12 @@ mod tests {
         assert_eq!(l.reader_count(), 1);
         l.lock_upgradable();
         assert!(l.is_locked_upgradable());
+        let both = RwLockHolders {
+            readers: 2,
+            exclusive: false,
+            upgradable: true,
+        };
+        assert_eq!(l.holders(), both);
         assert!(l.checked_unlock_upgradable().is_ok());
         assert!(!l.is_locked_upgradable());
         assert!(l.checked_unlock_shared().is_ok());
