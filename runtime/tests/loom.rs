@@ -84,7 +84,19 @@ fn word_lock_excludes_and_wakes() {
 }
 
 /// `threads` threads each take the lock once and bump a counter.
-fn lock_threads(threads: usize, fair: bool) {
+/// How a model's threads release the lock.
+#[derive(Copy, Clone)]
+enum Unlock {
+    /// `unlock`: the swap.
+    Swap,
+    /// `unlock_fair`: hands over to a parked thread.
+    Fair,
+    /// `checked_unlock`: the release path, which marks a thread it wakes to
+    /// compete (`WAKING`) and wakes nobody else until that one has run.
+    Checked,
+}
+
+fn lock_threads(threads: usize, unlock: Unlock) {
     parklot::set_spin_limit(0); // park at once: spinning only multiplies interleavings
     model(move || {
         let lock = Arc::new(Lock::new());
@@ -95,10 +107,10 @@ fn lock_threads(threads: usize, fair: bool) {
                 thread::spawn(move || {
                     lock.lock();
                     counter.bump();
-                    if fair {
-                        lock.unlock_fair();
-                    } else {
-                        lock.unlock();
+                    match unlock {
+                        Unlock::Swap => lock.unlock(),
+                        Unlock::Fair => lock.unlock_fair(),
+                        Unlock::Checked => lock.checked_unlock().unwrap(),
                     }
                 })
             })
@@ -109,6 +121,10 @@ fn lock_threads(threads: usize, fair: bool) {
         assert_eq!(counter.get(), threads as u32);
         assert!(!lock.is_locked());
         assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+        assert!(
+            !lock.has_woken_waiter(),
+            "WAKING left set with nobody woken"
+        );
     });
 }
 
@@ -146,22 +162,30 @@ fn unlock_swap_with_a_parked_waiter_and_a_barger() {
 
 #[test]
 fn lock_with_two_threads() {
-    lock_threads(2, false);
+    lock_threads(2, Unlock::Swap);
 }
 
 #[test]
 fn lock_with_two_threads_and_fair_handoff() {
-    lock_threads(2, true);
+    lock_threads(2, Unlock::Fair);
 }
 
 #[test]
 fn lock_with_three_threads() {
-    lock_threads(3, false);
+    lock_threads(3, Unlock::Swap);
 }
 
 #[test]
 fn lock_with_three_threads_and_fair_handoff() {
-    lock_threads(3, true);
+    lock_threads(3, Unlock::Fair);
+}
+
+/// The throttled wakes: a release that finds a woken thread still on its
+/// way wakes nobody, and that thread, once it runs, must leave the next
+/// release free to wake the last one (a lost wakeup deadlocks here).
+#[test]
+fn lock_with_three_threads_and_throttled_wakes() {
+    lock_threads(3, Unlock::Checked);
 }
 
 #[test]

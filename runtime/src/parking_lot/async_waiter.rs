@@ -54,7 +54,7 @@ impl AsyncWaiter {
         self.data
             .parker
             .is_unparked()
-            .then(|| unsafe { self.data.take_token() })
+            .then(|| unsafe { self.data.take_token(false) })
     }
 }
 
@@ -101,7 +101,7 @@ pub unsafe fn park_async_owing(
     owed: Owed,
 ) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe { enqueue(key, validate, &waiter.data, owed) }
+    unsafe { enqueue(key, validate, &waiter.data, owed, false) }
 }
 
 /// Gives up an asynchronous wait: takes `waiter` out of `key`'s queue and runs
@@ -120,10 +120,16 @@ pub unsafe fn cancel_async(
     // SAFETY: forwarded from the caller. A claimed word parker is complete at
     // once; the portable one completes a few instructions after its claim.
     unsafe {
-        leave_queue(key, &waiter.data, timed_out, || {
-            while !waiter.data.parker.is_unparked() {
-                crate::sync::spin_loop();
-            }
-        })
+        leave_queue(
+            key,
+            &waiter.data,
+            timed_out,
+            || {
+                while !waiter.data.parker.is_unparked() {
+                    crate::sync::spin_loop();
+                }
+            },
+            false,
+        )
     }
 }

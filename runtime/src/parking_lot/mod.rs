@@ -80,6 +80,11 @@ pub struct UnparkResult {
     pub unparked: usize,
     /// Waiters remain queued on the same address.
     pub may_have_more: bool,
+    /// The (first) waiter woken is a thread parked by
+    /// [`park_owing_until_settled`]: it runs on its own once woken, acts on
+    /// its token and calls [`settled`] (or is reaped); not an async record,
+    /// whose owner resumes it whenever its event loop gets to it.
+    pub woken_settles_later: bool,
     /// The bucket's fairness timer expired: a lock should hand itself over to
     /// the woken waiter instead of letting others barge.
     pub time_to_be_fair: bool,
@@ -154,6 +159,7 @@ pub unsafe fn park_owing(
             deadline,
             owed,
             false,
+            false,
         )
     }
 }
@@ -178,13 +184,66 @@ pub unsafe fn park_owing_spinning(
     owed: Owed,
 ) -> ParkResult {
     // SAFETY: forwarded from the caller.
-    unsafe { park_inner(key, validate, before_sleep, timed_out, deadline, owed, true) }
+    unsafe {
+        park_inner(
+            key,
+            validate,
+            before_sleep,
+            timed_out,
+            deadline,
+            owed,
+            true,
+            false,
+        )
+    }
 }
 
-/// [`park_owing`], spinning first if `spin`.
+/// [`park_owing`] whose debt outlives the wakeup: after an `Unparked` result
+/// the token stays on record as not yet acted on, so that a reaper who finds
+/// this thread gone passes it on (`owed.abandon.claimed`) as it would a
+/// token never taken, until the thread calls [`settled`]. For a primitive
+/// whose wakeup leaves state behind that only the woken thread clears (a
+/// lock's "a woken waiter is on its way" bit): it clears that state, then
+/// calls `settled`, so that a thread that dies in between is still reaped.
+///
+/// # Safety
+/// As for [`park_owing`]; after an `Unparked` result the thread calls
+/// [`settled`] before it parks again.
+pub unsafe fn park_owing_until_settled(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    before_sleep: impl FnOnce(),
+    timed_out: impl FnOnce(usize, bool),
+    deadline: Option<Instant>,
+    owed: Owed,
+) -> ParkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        park_inner(
+            key,
+            validate,
+            before_sleep,
+            timed_out,
+            deadline,
+            owed,
+            false,
+            true,
+        )
+    }
+}
+
+/// Ends the debt of this thread's last [`park_owing_until_settled`] wakeup:
+/// it has acted on its token, and a reaper has nothing left to pass on.
+pub fn settled() {
+    with_thread_data(|me| me.token_pending.store(false, Ordering::Relaxed));
+}
+
+/// [`park_owing`], spinning first if `spin`, keeping the token's debt until
+/// [`settled`] if `settle_later`.
 ///
 /// # Safety
 /// As for [`park_owing`].
+#[allow(clippy::too_many_arguments)] // the public park_* functions name each combination
 unsafe fn park_inner(
     key: usize,
     validate: impl FnOnce() -> bool,
@@ -193,13 +252,14 @@ unsafe fn park_inner(
     deadline: Option<Instant>,
     owed: Owed,
     spin: bool,
+    settle_later: bool,
 ) -> ParkResult {
     if !thread_may_block() {
         refuse_to_block("parking");
     }
     with_thread_data(|me| {
         // SAFETY: a thread parks once at a time, so its record is not queued.
-        if !unsafe { enqueue(key, validate, me, owed) } {
+        if !unsafe { enqueue(key, validate, me, owed, settle_later) } {
             return ParkResult::Invalid;
         }
         before_sleep();
@@ -212,16 +272,17 @@ unsafe fn park_inner(
         };
         if woken {
             // SAFETY: we observed the claim (Acquire).
-            return ParkResult::Unparked(unsafe { me.take_token() });
+            return ParkResult::Unparked(unsafe { me.take_token(settle_later) });
         }
         // SAFETY: `me` was queued on `key` above; `park` finishes an
         // in-flight wakeup.
-        unsafe { leave_queue(key, me, timed_out, || me.parker.park(false)) }
+        unsafe { leave_queue(key, me, timed_out, || me.parker.park(false), settle_later) }
     })
 }
 
-/// Locks `key`'s queue, runs `validate`, and if it agrees queues `me`.
-/// Returns whether `me` was queued.
+/// Locks `key`'s queue, runs `validate`, and if it agrees queues `me`
+/// (owing `owed`; settling its token later if `settle_later`). Returns
+/// whether `me` was queued.
 ///
 /// # Safety
 /// As for [`park_conditionally`]'s `validate`; `me` is not queued anywhere.
@@ -230,6 +291,7 @@ unsafe fn enqueue(
     validate: impl FnOnce() -> bool,
     me: &ThreadData,
     owed: Owed,
+    settle_later: bool,
 ) -> bool {
     let bucket = lock_bucket(key);
     // Count in, then validate: the parker's half of the handshake with
@@ -243,6 +305,7 @@ unsafe fn enqueue(
         if valid {
             me.key.set(key);
             me.owed.set(owed);
+            me.settles_later.set(settle_later);
             me.parker.prepare_park();
             bucket.push(me);
         } else {
@@ -265,6 +328,7 @@ unsafe fn leave_queue(
     me: &ThreadData,
     timed_out: impl FnOnce(usize, bool),
     finish_wakeup: impl FnOnce(),
+    settle_later: bool,
 ) -> ParkResult {
     let bucket = lock_bucket(key);
     if !me.parker.timed_out() {
@@ -273,7 +337,7 @@ unsafe fn leave_queue(
         finish_wakeup();
         // SAFETY: written by the waker before it claimed us, under the bucket
         // lock we took after it.
-        return ParkResult::Unparked(unsafe { me.take_token() });
+        return ParkResult::Unparked(unsafe { me.take_token(settle_later) });
     }
     // SAFETY: the bucket lock is held and `me` is queued in this bucket
     // (rehashing moves waiters to the bucket lock_bucket finds for their key).
@@ -365,6 +429,7 @@ unsafe fn unpark_inner(
         result.unparked = woken.len;
         result.did_unpark = woken.len > 0;
         result.may_have_more = bucket.has_waiter_from(rest, key);
+        result.woken_settles_later = !woken.head.is_null() && (*woken.head).settles_later.get();
         // The clock is read only once a waiter is found, and only by an
         // unpark that can hand something over: a notify with nobody waiting
         // must stay cheap (in wasm the clock is a call out to JS).

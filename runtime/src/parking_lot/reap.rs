@@ -102,3 +102,72 @@ unsafe fn abandon(data: &ThreadData) {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::{park_owing_until_settled, settled, unpark_one, Abandon, Owed, ParkResult};
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::mpsc;
+
+    static CLAIMED: AtomicUsize = AtomicUsize::new(0);
+    static COUNTING: Abandon = Abandon {
+        dequeued: |_, _| {},
+        settle: |_| {},
+        claimed: |_, token| {
+            CLAIMED.fetch_add(token, Ordering::SeqCst);
+        },
+    };
+
+    /// A thread parks with a debt that outlives its wakeup and is woken with
+    /// token 7; the reaper then looks at its record, before or after the
+    /// thread called `settled`. Returns what the reaper passed on.
+    fn reap_a_woken_thread(settle_first: bool) -> usize {
+        let key = &CLAIMED as *const AtomicUsize as usize + 1;
+        let (to_main, from_thread) = mpsc::channel();
+        let (to_thread, from_main) = mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            let record = ThreadRecord::current().unwrap().to_address();
+            let owed = Owed {
+                abandon: &COUNTING,
+                object: core::ptr::null(),
+                with: 0,
+            };
+            to_main.send(record).unwrap();
+            // SAFETY: the callbacks do nothing.
+            let r = unsafe { park_owing_until_settled(key, || true, || {}, |_, _| {}, None, owed) };
+            assert_eq!(r, ParkResult::Unparked(7));
+            if settle_first {
+                settled();
+            }
+            to_main.send(0).unwrap();
+            from_main.recv().unwrap(); // the reaper looks at the record meanwhile
+            settled();
+        });
+        let record = from_thread.recv().unwrap();
+        // SAFETY: the callback does nothing.
+        while unsafe { unpark_one(key, |_| 7) }.unparked == 0 {
+            std::thread::yield_now();
+        }
+        from_thread.recv().unwrap();
+        let before = CLAIMED.load(Ordering::SeqCst);
+        // SAFETY (test): the thread is stopped on the channel and touches its
+        // record again only after this; `abandon` skips the thread count, which
+        // its own exit decrements.
+        unsafe { abandon(&*(record as *const ThreadData)) };
+        let passed_on = CLAIMED.load(Ordering::SeqCst) - before;
+        to_thread.send(()).unwrap();
+        t.join().unwrap();
+        passed_on
+    }
+
+    #[test]
+    fn a_wakeup_not_yet_settled_is_passed_on_by_the_reaper_and_a_settled_one_is_not() {
+        assert_eq!(
+            reap_a_woken_thread(false),
+            7,
+            "woken, not settled: the token is passed on"
+        );
+        assert_eq!(reap_a_woken_thread(true), 0, "settled: nothing is owed");
+    }
+}

@@ -70,14 +70,20 @@ pub(crate) struct ThreadData {
     pub(super) owed: LockedCell<Owed>,
     /// An unpark claimed this record and its owner has not taken the token
     /// yet: set by the unparker (under the bucket lock) before the claim,
-    /// cleared by the owner when it takes the token. Read by a reaper only
-    /// after the owner is known to be gone.
+    /// cleared by the owner when it takes the token, or, for a wait that
+    /// settles later ([`super::park_owing_until_settled`]), once it has acted
+    /// on it. Read by a reaper only after the owner is known to be gone.
     pub(super) token_pending: AtomicBool,
     /// Null, or the [`super::WakerWait`] record this one is part of (its
     /// address from `Arc::into_raw`): an unpark that claims it calls its
     /// waker once the bucket lock is released. Set before it is first queued,
     /// never changed after.
     pub(super) waker_record: LockedCell<*const ()>,
+    /// The record's current wait is a thread's that settles its token later
+    /// ([`super::park_owing_until_settled`]): once claimed it runs on its
+    /// own, acts on the token and says so. Set when the record is queued;
+    /// guarded by the bucket lock.
+    pub(super) settles_later: LockedCell<bool>,
 }
 
 impl ThreadData {
@@ -92,17 +98,22 @@ impl ThreadData {
             owed: LockedCell::new(Owed::NOTHING),
             token_pending: AtomicBool::new(false),
             waker_record: LockedCell::new(ptr::null()),
+            settles_later: LockedCell::new(false),
         }
     }
 
-    /// Takes the token of the unpark that claimed this record.
+    /// Takes the token of the unpark that claimed this record. With
+    /// `settle_later` the debt stays on record (a reaper still passes the
+    /// token on) until the owner calls [`super::settled`], once it has acted on it.
     ///
     /// # Safety
     /// The claim was observed (Acquire on the parker's word, or under the
     /// bucket lock taken after the unparker's).
     #[inline]
-    pub(super) unsafe fn take_token(&self) -> UnparkToken {
-        self.token_pending.store(false, Ordering::Relaxed);
+    pub(super) unsafe fn take_token(&self, settle_later: bool) -> UnparkToken {
+        if !settle_later {
+            self.token_pending.store(false, Ordering::Relaxed);
+        }
         // SAFETY: the unparker wrote it before the claim the caller observed.
         unsafe { self.token.get() }
     }

@@ -104,7 +104,7 @@ pub unsafe fn park_with_waker(
     // is not queued; `validate` per our contract.
     if unsafe {
         record.data.waker_record.set(queued.cast());
-        enqueue(key, validate, &record.data, Owed::NOTHING)
+        enqueue(key, validate, &record.data, Owed::NOTHING, false)
     } {
         Some(WakerWait(record))
     } else {
@@ -152,6 +152,7 @@ impl WakerWait {
                         crate::sync::spin_loop();
                     }
                 },
+                false,
             )
         };
         match result {
