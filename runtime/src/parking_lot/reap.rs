@@ -127,24 +127,24 @@ mod tests {
         let (to_main, from_thread) = mpsc::channel();
         let (to_thread, from_main) = mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
-            let record = ThreadRecord::current().unwrap().to_address();
+            let record = ThreadRecord::current().unwrap();
             let owed = Owed {
                 abandon: &COUNTING,
                 object: core::ptr::null(),
                 with: 0,
             };
-            to_main.send(record).unwrap();
+            to_main.send(Some(record)).unwrap();
             // SAFETY: the callbacks do nothing.
             let r = unsafe { park_owing_until_settled(key, || true, || {}, |_, _| {}, None, owed) };
             assert_eq!(r, ParkResult::Unparked(7));
             if settle_first {
                 settled();
             }
-            to_main.send(0).unwrap();
+            to_main.send(None).unwrap();
             from_main.recv().unwrap(); // the reaper looks at the record meanwhile
             settled();
         });
-        let record = from_thread.recv().unwrap();
+        let record = from_thread.recv().unwrap().unwrap();
         // SAFETY: the callback does nothing.
         while unsafe { unpark_one(key, |_| 7) }.unparked == 0 {
             std::thread::yield_now();
@@ -154,7 +154,7 @@ mod tests {
         // SAFETY (test): the thread is stopped on the channel and touches its
         // record again only after this; `abandon` skips the thread count, which
         // its own exit decrements.
-        unsafe { abandon(&*(record as *const ThreadData)) };
+        unsafe { abandon(&*record.0) };
         let passed_on = CLAIMED.load(Ordering::SeqCst) - before;
         to_thread.send(()).unwrap();
         t.join().unwrap();
