@@ -31,11 +31,11 @@
 //!   Without it, a running thread that locks and unlocks in a loop woke a
 //!   sleeper at every unlock, and the woken, finding the lock taken again,
 //!   slept again: on 2 CPUs with 8 workers, JS calling the wasm `Lock` ran at
-//!   15 million acquisitions a second against 31 million with it. Only the
+//!   16.5 million acquisitions a second against 33 million with it. Only the
 //!   release path sets and honours it (`checked_unlock`, the C and wasm
 //!   exports, `unlock_fair`); `unlock`'s swap clears it with the rest of the
 //!   byte, which costs at most a wake that was not needed. (Measured and
-//!   not kept: `unlock` through the release path cost native threads 4–8% of
+//!   not kept: `unlock` through the release path cost native threads 3–13% of
 //!   their contended throughput, and in wasm 2.5 ns per uncontended lock +
 //!   unlock for no gain in the module's own loop.) Async waiters are
 //!   never marked (their owner's event loop may be busy for long), and a
