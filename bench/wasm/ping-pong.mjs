@@ -32,7 +32,7 @@ const VARIANTS = [
 export const PAIRS = [1, 4];
 
 /** Spin-before-sleep limits of the sweep (iterations; 0 sleeps at once). */
-export const SWEEP = [0, 1 << 11, 1 << 13, 1 << 15, 1 << 16, 1 << 17];
+export const SWEEP = [0, 1 << 13, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19];
 
 /** Median, p10, p90, min, max of one round's samples (ns). */
 export function latencyStats(samples) {

@@ -32,16 +32,23 @@ use core::sync::atomic::{AtomicU32, Ordering};
 /// wake each other settle into both sleeping: each spins out before the
 /// other, asleep, can answer. On the 2-CPU AMD EPYC VM we measure on, a
 /// futex wake across CPUs took about 23 µs and 2048 pauses take about 54 µs
-/// (a `pause` is about 26 ns there; on other x86 CPUs from 3 to 40 ns); the
-/// wasm-node benchmark's sweep (two workers bouncing a word) found no gain up
-/// to 8192 iterations in wasm and the full gain from 32768 on.
+/// (a `pause` is about 26 ns there; on other x86 CPUs from 3 to 40 ns). A
+/// later sweep there, with wakes grown to about 60 µs, still found 2048 on
+/// the plateau (two threads bouncing a futex word: 0.40 µs a round trip,
+/// against 61.6 µs with no spin and 4.3 µs at 512).
 #[cfg(not(target_family = "wasm"))]
 pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 11;
 /// Spin iterations after which a parked thread goes to sleep, by default
 /// ([`set_park_spin_limit`] changes it). In wasm an iteration is a load and a
-/// branch (the spin hint is a no-op): see the native constant for the sweep.
+/// branch (the spin hint is a no-op), under a nanosecond. The wasm-node
+/// benchmark's sweep (two workers bouncing a word, `bench/wasm/ping-pong.mjs`)
+/// once found the full gain from 32768 on; when the same VM's wakes had grown
+/// to about 60 µs, 65536 fell back to sleeping (61 µs a round trip, as with no
+/// spin) and 131072 was the edge of the plateau (1.36 µs; 262144: 1.22 µs,
+/// 524288: 1.20 µs, each about 3 CPU µs a round trip). Twice the edge, so
+/// that a slower wake does not tip both sides into sleeping.
 #[cfg(target_family = "wasm")]
-pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 16;
+pub const DEFAULT_PARK_SPIN_LIMIT: u32 = 1 << 18;
 
 /// The ceiling of every spin before sleep; 0 turns spinning off.
 static MAX_SPINS: AtomicU32 = AtomicU32::new(DEFAULT_PARK_SPIN_LIMIT);
