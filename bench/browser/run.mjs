@@ -1,6 +1,6 @@
 // parklot's wasm benchmark suite in Chromium ("wasm-chromium"): the demo's
 // own runners, driven headless. The lock arena (demo/src/arena-runner.ts)
-// runs 1 to 8 Web Workers on one lock in parklot's shared memory, each lock
+// runs 1 to 16 Web Workers on one lock in parklot's shared memory, each lock
 // in turn, rounds interleaved; the wait/notify lab (demo/src/lab.ts) times
 // two-worker wake ping-pong and main-thread waitAsync wake-ups through
 // parklot and through the engine's Atomics. Method: BENCHMARKS.md.
@@ -25,7 +25,7 @@ const QUICK = args.quick;
 const OUT_DIR = (args.out ?? fileURLToPath(new URL('../results/', import.meta.url))).replace(/\/$/, '');
 
 const SETTINGS = {
-  workerCounts: QUICK ? [1, 4] : [1, 2, 4, 8],
+  workerCounts: QUICK ? [1, 4] : [1, 2, 4, 8, 16],
   work: 1, // add-and-multiply steps per critical section (seed 000's microcontention)
   rounds: QUICK ? 2 : 5,
   roundMs: QUICK ? 150 : 500,
@@ -35,7 +35,7 @@ const SETTINGS = {
   roundTimeoutMs: 30_000,
 };
 /** In --quick, a few locks stand for all: the smoke checks the plumbing, not the numbers. */
-const QUICK_LOCKS = ['parklot::Lock', 'std::sync::Mutex', 'pure-JS Atomics mutex'];
+const QUICK_LOCKS = ['parklot::Lock', 'std::sync::Mutex', 'pure-JS Atomics mutex', 'parklot Lock via the npm package (JS loop)'];
 
 const log = (msg) => process.stderr.write(`[chromium] ${msg}\n`);
 
@@ -98,8 +98,12 @@ try {
   await page.waitForSelector('#result[data-state=idle]', { timeout: 30_000 });
   const browserVersion = browser.context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent));
   const peers = await page.evaluate(() => window.parklotArena.arena.peers);
-  const jsMutex = await page.evaluate(() => window.parklotArena.JS_MUTEX);
-  let locks = [...peers.map((name, peer) => ({ name, peer })), { name: 'pure-JS Atomics mutex', peer: jsMutex }];
+  const [jsMutex, jsPackage] = await page.evaluate(() => [window.parklotArena.JS_MUTEX, window.parklotArena.JS_PACKAGE]);
+  let locks = [
+    ...peers.map((name, peer) => ({ name, peer })),
+    { name: 'pure-JS Atomics mutex', peer: jsMutex },
+    { name: 'parklot Lock via the npm package (JS loop)', peer: jsPackage },
+  ];
   if (QUICK) locks = locks.filter((l) => QUICK_LOCKS.includes(l.name));
   const parklot = locks.find((l) => l.name === 'parklot::Lock') ?? fail('the arena offers no parklot::Lock');
 
@@ -161,18 +165,54 @@ for (const c of results.experiments.throughput.configs) {
   const mainShare = c.mainThread ? spread(rs.map((r) => r.main / (r.main + r.perWorker.reduce((a, b) => a + b, 0)))) : null;
   tput.push({ ...c, rate, fairness, mainShare });
 }
-const base = (n) => tput.find((t) => t.lock === 'parklot::Lock' && t.workers === n && !t.mainThread)?.rate.median;
+const at = (lock, n) => tput.find((t) => t.lock === lock && t.workers === n && !t.mainThread);
+const base = (n) => at('parklot::Lock', n)?.rate.median;
+/**
+ * "Nw 1.23x, ..." for ours/theirs (by `of`: 'rate' or 'fairness') at every
+ * worker count from `from` that both ran, and whether each is at least
+ * `goal`; "(noise)" marks a miss whose min–max ranges overlap the goal's.
+ */
+function ratios(ours, theirs, goal, of = 'rate', from = 1) {
+  const rows = SETTINGS.workerCounts.filter((n) => n >= from).map((n) => [n, at(ours, n)?.[of], at(theirs, n)?.[of]]).filter(([, a, b]) => a && b);
+  const text = rows.map(([n, a, b]) => {
+    const r = a.median / b.median;
+    return `${n}w ${r.toFixed(2)}x${r < goal && a.max * 1 >= b.min * goal ? ' (noise)' : ''}`;
+  });
+  return { text: text.join(', '), met: rows.length > 0 && rows.every(([, a, b]) => a.median / b.median >= goal) };
+}
 const labStats = Object.fromEntries(
   // The mean is the precise number: the clock's 5 µs steps average out over many samples.
   Object.entries(labSamples).map(([k, v]) => [k, { samples: v.length, mean: v.reduce((a, b) => a + b, 0) / v.length, p10: quantile(v, 0.1), median: quantile(v, 0.5), p90: quantile(v, 0.9), p99: quantile(v, 0.99) }]),
 );
 const us = (ms) => (ms * 1000).toFixed(1);
 
+/** The goals this suite measures, each against its peer in the same run. */
+function goalLines() {
+  const pkg = 'parklot Lock via the npm package (JS loop)';
+  const js = 'pure-JS Atomics mutex';
+  const goals = [
+    ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', ratios('parklot::Lock', 'std::sync::Mutex', 1)],
+    ['parklot Lock via the npm package ≥ 1.2x the pure-JS Atomics mutex, both from a JS loop', ratios(pkg, js, 1.2)],
+    ['its fairness (least/most lucky worker, median) ≥ the pure-JS mutex\'s', ratios(pkg, js, 1, 'fairness', 2)],
+  ];
+  if (goals.every(([, r]) => r.text === '')) return [];
+  return [
+    '## Goals',
+    '',
+    markdownTable(
+      [{ title: 'goal', left: true }, { title: 'measured (ours / theirs)', left: true }, { title: 'met', left: true }],
+      goals.map(([goal, r]) => [goal, r.text, r.met ? 'yes' : '**no**']),
+    ),
+    '',
+  ];
+}
+
 const lines = [
   `# wasm in Chromium workers (${results.date.slice(0, 10)})`,
   '',
-  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex.${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
+  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex and the npm package's Lock, whose loops and critical sections are in JS.${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
   '',
+  ...goalLines(),
   '## Lock throughput (acquisitions/s, all workers)',
   '',
   markdownTable(

@@ -13,7 +13,8 @@
 // progress to stderr. --quick is a smoke run (about 20 s): it checks every
 // counter and writes every file, but its numbers are not measurements.
 //
-// 1. throughput.mjs: lock throughput with 1, 2, 4, 8 workers (every peer)
+// 1. throughput.mjs: lock throughput with 1, 2, 4, 8, 16 workers (every peer;
+//    --quick: 1 to 8)
 // 2. single.mjs: uncontended lock + unlock, and the floor
 // 3. single.mjs: notify without a waiter, wait that returns "not-equal"
 // 4. ping-pong.mjs: wake latency between two sleeping workers
@@ -31,7 +32,7 @@ import { report } from './report.mjs';
 const { quick: QUICK, outDir: OUT_DIR } = suiteArgs();
 
 const SETTINGS = {
-  workerCounts: [1, 2, 4, 8],
+  workerCounts: QUICK ? [1, 2, 4, 8] : [1, 2, 4, 8, 16],
   work: 1, // add-and-multiply steps in the critical section (seed 000's microcontention)
   rounds: QUICK ? 2 : 5,
   roundMs: QUICK ? 80 : 500, // each worker's running time per round

@@ -1,5 +1,5 @@
 // Experiment 1, microcontention: every peer's acquisitions per second with
-// 1, 2, 4, 8 workers on one lock, seed 000's critical section, rounds
+// 1 to 16 workers on one lock, seed 000's critical section, rounds
 // interleaved across peers (round r runs every peer at every worker count
 // before round r+1 starts), an exact counter check every round.
 import { CELLS, fail, gatedRound, lockRound, log, startChildPeer } from './pool.mjs';

@@ -5,15 +5,15 @@
  * u64 counter) under the lock. The page drives it live; the browser
  * benchmark drives it through `window.parklotArena`.
  */
-import { Runtime, type Lock } from '../../js/dist/index.js';
-import { CTRL, JS_MUTEX, type InitMessage, type WorkerReply } from './arena-protocol.js';
+import { Runtime, type Lock, type RuntimeHandle } from '../../js/dist/index.js';
+import { CTRL, JS_MUTEX, JS_PACKAGE, type InitMessage, type WorkerReply } from './arena-protocol.js';
 
-export { JS_MUTEX };
+export { JS_MUTEX, JS_PACKAGE };
 
 export interface ArenaConfig {
   /** Worker threads, 1 to 16. */
   workers: number;
-  /** A wasm peer index (see `Arena.peers`) or JS_MUTEX. */
+  /** A wasm peer index (see `Arena.peers`), JS_MUTEX or JS_PACKAGE. */
   peer: number;
   /** Add-and-multiply steps per critical section, 1 to 1000. */
   work: number;
@@ -42,6 +42,7 @@ export interface ArenaResult extends ArenaCounts {
 /** The peer name of parklot's Lock in the wasm module: the one lock with an async path. */
 export const PARKLOT_LOCK = 'parklot::Lock';
 export const JS_MUTEX_NAME = 'pure-JS Atomics mutex';
+export const JS_PACKAGE_NAME = 'parklot Lock via the npm package (JS loop)';
 const MAX_WORKERS = 16;
 const MAX_WORK = 1000;
 
@@ -110,7 +111,9 @@ export class Arena {
 
   /** A lock's display name. */
   lockName(peer: number): string {
-    return peer === JS_MUTEX ? JS_MUTEX_NAME : (this.peers[peer] ?? `peer ${peer}`);
+    if (peer === JS_MUTEX) return JS_MUTEX_NAME;
+    if (peer === JS_PACKAGE) return JS_PACKAGE_NAME;
+    return this.peers[peer] ?? `peer ${peer}`;
   }
 
   /** Starts a run; it goes on until `stop()`. One run at a time. */
@@ -142,8 +145,8 @@ export class Arena {
 function checkConfig(c: ArenaConfig, arena: Arena): void {
   if (!Number.isInteger(c.workers) || c.workers < 1 || c.workers > MAX_WORKERS) throw new RangeError(`arena: workers must be 1 to ${MAX_WORKERS}`);
   if (!Number.isInteger(c.work) || c.work < 1 || c.work > MAX_WORK) throw new RangeError(`arena: work must be 1 to ${MAX_WORK}`);
-  if (c.peer !== JS_MUTEX && !(Number.isInteger(c.peer) && c.peer >= 0 && c.peer < arena.peers.length)) {
-    throw new RangeError(`arena: no lock ${c.peer}; choose one of Arena.peers or JS_MUTEX`);
+  if (c.peer !== JS_MUTEX && c.peer !== JS_PACKAGE && !(Number.isInteger(c.peer) && c.peer >= 0 && c.peer < arena.peers.length)) {
+    throw new RangeError(`arena: no lock ${c.peer}; choose one of Arena.peers, JS_MUTEX or JS_PACKAGE`);
   }
   if (c.mainThread && arena.lockName(c.peer) !== PARKLOT_LOCK) {
     throw new TypeError(`arena: only ${PARKLOT_LOCK} can take the main thread (through lockAsync); ${arena.lockName(c.peer)} would have to block`);
@@ -160,8 +163,9 @@ function initMessage(
   counterAddr: number,
   mutexAddr: number,
   work: number,
+  handle?: RuntimeHandle,
 ): InitMessage {
-  return { type: 'init', module, memory, control, index, peer, create, counterAddr, mutexAddr, work };
+  return { type: 'init', module, memory, control, index, peer, create, counterAddr, mutexAddr, work, handle };
 }
 
 /** One run of the arena: its workers, its lock and counter, and the main thread's loop. */
@@ -202,12 +206,13 @@ export class ArenaRun {
     const { rt } = this.#arena;
     const { workers, peer, work } = this.config;
     this.#counterAddr = rt.alloc(64, 64); // zeroed: count 0, value 0.0
-    if (peer === JS_MUTEX) this.#mutexAddr = rt.alloc(64, 64);
+    // The JS mutex's word, or the package Lock's byte (zeroed: unlocked), on a line of its own.
+    if (peer === JS_MUTEX || peer === JS_PACKAGE) this.#mutexAddr = rt.alloc(64, 64);
     const h = rt.handle();
     for (let i = 0; i < workers; i++) {
       const w = new ArenaWorker(i);
       this.#workers.push(w);
-      w.post(initMessage(h.module, h.memory, this.#control, i, peer, i === 0, this.#counterAddr, this.#mutexAddr, work));
+      w.post(initMessage(h.module, h.memory, this.#control, i, peer, i === 0, this.#counterAddr, this.#mutexAddr, work, peer === JS_PACKAGE ? h : undefined));
     }
     try {
       const ready = await Promise.all(this.#workers.map((w) => w.next('ready')));

@@ -7,8 +7,9 @@
  * their wasm stack and close). Messages out: `ready`, `done`, `error`.
  */
 import { initSync, peer_count_loop, peer_free, peer_names, peer_new, thread_init } from '../../js/wasm-pkg/parklot_wasm.js';
+import { Runtime, type Lock } from '../../js/dist/index.js';
 import { jsLock, jsUnlock } from '../../bench/wasm/js-mutex.mjs';
-import { CTRL, JS_MUTEX, type InitMessage, type WorkerReply } from './arena-protocol.js';
+import { CTRL, JS_MUTEX, JS_PACKAGE, type InitMessage, type WorkerReply } from './arena-protocol.js';
 
 // The loops run in chunks and look at the stop flag between them; a chunk
 // grows or shrinks so that it lasts about 1 to 4 ms, which keeps the live
@@ -20,6 +21,8 @@ const CHUNK_LIMIT = 1 << 20;
 let init: InitMessage | undefined;
 let destroyThread: (() => void) | undefined;
 let lockAddr = 0;
+/** JS_PACKAGE: the package's runtime attached in this worker, and the Lock. */
+let pkg: { rt: Runtime; lock: Lock } | undefined;
 
 function reply(msg: WorkerReply): void {
   postMessage(msg);
@@ -39,12 +42,12 @@ function runPeer(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number
 }
 
 /**
- * The pure-JS Atomics mutex around the same critical section in JS: `work`
- * steps of a double add and multiply, then the u64 counter (as two u32s).
+ * A lock called from JS around the same critical section in JS: `work` steps
+ * of a double add and multiply, then the u64 counter (as two u32s). For the
+ * pure-JS Atomics mutex and for the package's Lock.
  */
-function runJsMutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+function runJsLoop(m: InitMessage, ctrl: Int32Array, counts: Float64Array, lock: () => void, unlock: () => void): number {
   const buffer = m.memory.buffer;
-  const mutex = new Int32Array(buffer, m.mutexAddr, 1);
   const count = new Uint32Array(buffer, m.counterAddr, 2);
   const value = new Float64Array(buffer, m.counterAddr + 8, 1);
   let n = 0;
@@ -52,7 +55,7 @@ function runJsMutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): num
   while (Atomics.load(ctrl, CTRL.STOP) === 0) {
     const t = performance.now();
     for (let k = 0; k < chunk; k++) {
-      jsLock(mutex, 0);
+      lock();
       for (let w = 0; w < m.work; w++) value[0] = (value[0]! + 1) * 0.75;
       const lo = count[0]!;
       if (lo === 0xffffffff) {
@@ -61,7 +64,7 @@ function runJsMutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): num
       } else {
         count[0] = lo + 1;
       }
-      jsUnlock(mutex, 0);
+      unlock();
     }
     n += chunk;
     counts[m.index] = n;
@@ -76,12 +79,29 @@ function nextChunk(chunk: number, ms: number): number {
   return chunk;
 }
 
-onmessage = (e: MessageEvent) => {
+function runJsMutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+  const mutex = new Int32Array(m.memory.buffer, m.mutexAddr, 1);
+  return runJsLoop(m, ctrl, counts, () => jsLock(mutex, 0), () => jsUnlock(mutex, 0));
+}
+
+function runJsPackage(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+  const lock = pkg!.lock;
+  return runJsLoop(m, ctrl, counts, () => lock.lock(), () => lock.unlock());
+}
+
+onmessage = async (e: MessageEvent) => {
   const msg = e.data as InitMessage | { type: 'go'; lockAddr: number } | { type: 'exit' };
   try {
     switch (msg.type) {
       case 'init': {
         init = msg;
+        if (init.peer === JS_PACKAGE) {
+          // The package alone, as a user's worker has it: no module instance of our own.
+          const rt = await Runtime.attach(init.handle!);
+          pkg = { rt, lock: rt.lockAt(init.mutexAddr) };
+          reply({ type: 'ready', names: [], lockAddr: 0 });
+          break;
+        }
         const exports = initSync({ module: init.module, memory: init.memory });
         destroyThread = exports.__wbindgen_thread_destroy as () => void;
         thread_init(true);
@@ -94,13 +114,15 @@ onmessage = (e: MessageEvent) => {
         lockAddr = msg.lockAddr;
         const ctrl = new Int32Array(m.control);
         const counts = new Float64Array(m.control, CTRL.COUNTS_BYTE);
-        const n = m.peer === JS_MUTEX ? runJsMutex(m, ctrl, counts) : runPeer(m, ctrl, counts);
+        const n = m.peer === JS_MUTEX ? runJsMutex(m, ctrl, counts) : m.peer === JS_PACKAGE ? runJsPackage(m, ctrl, counts) : runPeer(m, ctrl, counts);
         counts[m.index] = n;
         reply({ type: 'done', count: n });
         break;
       }
       case 'exit': {
-        if (init?.create && init.peer !== JS_MUTEX && lockAddr !== 0) peer_free(init.peer, lockAddr);
+        if (init?.create && init.peer >= 0 && lockAddr !== 0) peer_free(init.peer, lockAddr);
+        pkg?.rt.close();
+        pkg = undefined;
         destroyThread?.();
         destroyThread = undefined;
         reply({ type: 'exited' });

@@ -125,13 +125,13 @@ describe('lock arena', () => {
     await page.close();
   });
 
-  it('runs every lock the page offers, and the pure-JS mutex, with exact counters', async () => {
+  it("runs every lock the page offers, the pure-JS mutex and the npm package's Lock from JS, with exact counters", async () => {
     const { page, errors } = await openPage(browser, `${server.url}arena.html`);
     await page.waitForSelector('#result[data-state=idle]');
     const results = await page.evaluate(async () => {
-      const { arena, JS_MUTEX } = window.parklotArena!;
+      const { arena, JS_MUTEX, JS_PACKAGE } = window.parklotArena!;
       const out: { lock: string; exact: boolean; counter: number; min: number }[] = [];
-      for (const peer of [...arena.peers.keys(), JS_MUTEX]) {
+      for (const peer of [...arena.peers.keys(), JS_MUTEX, JS_PACKAGE]) {
         const r = await arena.run({ workers: 3, peer, work: 10, mainThread: false }, 300);
         out.push({ lock: r.lock, exact: r.exact, counter: r.counter, min: Math.min(...r.perWorker) });
       }
@@ -139,7 +139,8 @@ describe('lock arena', () => {
     });
     expect(results.map((r) => r.lock)).toContain('std::sync::Mutex');
     expect(results.map((r) => r.lock)).toContain('pure-JS Atomics mutex');
-    expect(results.length).toBeGreaterThanOrEqual(9);
+    expect(results.map((r) => r.lock)).toContain('parklot Lock via the npm package (JS loop)');
+    expect(results.length).toBeGreaterThanOrEqual(10);
     for (const r of results) {
       expect(r, r.lock).toMatchObject({ exact: true });
       expect(r.counter, r.lock).toBeGreaterThan(0);
