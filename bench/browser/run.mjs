@@ -176,7 +176,7 @@ function ratios(ours, theirs, goal, of = 'rate', from = 1) {
   const rows = SETTINGS.workerCounts.filter((n) => n >= from).map((n) => [n, at(ours, n)?.[of], at(theirs, n)?.[of]]).filter(([, a, b]) => a && b);
   const text = rows.map(([n, a, b]) => {
     const r = a.median / b.median;
-    return `${n}w ${r.toFixed(2)}x${r < goal && a.max * 1 >= b.min * goal ? ' (noise)' : ''}`;
+    return `${n}w ${r.toFixed(2)}x${r < goal && a.max >= b.min * goal ? ' (noise)' : ''}`;
   });
   return { text: text.join(', '), met: rows.length > 0 && rows.every(([, a, b]) => a.median / b.median >= goal) };
 }
