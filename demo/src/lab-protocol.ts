@@ -3,7 +3,8 @@
 /**
  * Byte offsets in one 256-byte block of parklot's memory, each word on its
  * own 64-byte line. A ping-pong word is 0 (pong's turn to wait), 1 (ball sent)
- * or 2 (stop); a tick word counts ticks, and its stamp is the tick's time
+ * or 2 (stop); a tick word counts ticks, its stamp is the tick's time just
+ * before the notify call and its return stamp the time the call returned
  * (performance.timeOrigin + now(), in ms).
  */
 export const LAB = {
@@ -12,8 +13,10 @@ export const LAB = {
   PING_NATIVE: 64,
   TICK_PARKLOT: 128,
   STAMP_PARKLOT: 136,
+  RETURN_PARKLOT: 144,
   TICK_NATIVE: 192,
   STAMP_NATIVE: 200,
+  RETURN_NATIVE: 208,
 } as const;
 
 /** Ping-pong stops at 2 in its word. */

@@ -81,13 +81,16 @@ function pong(rt: Runtime, m: LabInit): void {
   }
 }
 
-/** Every `tickMs`, alternately: stamp the time, bump a tick word, notify it (parklot's or the engine's). */
+/**
+ * Every `tickMs`, alternately: stamp the time, bump a tick word, notify it
+ * (parklot's or the engine's), and stamp the time the notify returned.
+ */
 function ticker(rt: Runtime, m: LabInit): void {
   const stop = new Int32Array(m.control);
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
   const ticks = [
-    { word: rt.int32(m.base + LAB.TICK_PARKLOT), stamp: rt.float64(m.base + LAB.STAMP_PARKLOT), notify: (w: Int32Array) => rt.atomics.notify(w, 0) },
-    { word: rt.int32(m.base + LAB.TICK_NATIVE), stamp: rt.float64(m.base + LAB.STAMP_NATIVE), notify: (w: Int32Array) => Atomics.notify(w, 0) },
+    { word: rt.int32(m.base + LAB.TICK_PARKLOT), stamp: rt.float64(m.base + LAB.STAMP_PARKLOT), returned: rt.float64(m.base + LAB.RETURN_PARKLOT), notify: (w: Int32Array) => rt.atomics.notify(w, 0) },
+    { word: rt.int32(m.base + LAB.TICK_NATIVE), stamp: rt.float64(m.base + LAB.STAMP_NATIVE), returned: rt.float64(m.base + LAB.RETURN_NATIVE), notify: (w: Int32Array) => Atomics.notify(w, 0) },
   ];
   let k = 0;
   while (Atomics.load(stop, 0) === 0) {
@@ -96,6 +99,7 @@ function ticker(rt: Runtime, m: LabInit): void {
     t.stamp[0] = performance.timeOrigin + performance.now();
     Atomics.add(t.word, 0, 1);
     t.notify(t.word);
+    t.returned[0] = performance.timeOrigin + performance.now();
   }
 }
 

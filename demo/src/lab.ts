@@ -9,12 +9,14 @@ const FIRST_EDGE_MS = 0.001;
 const TICK_MS = 10;
 const REDRAW_MS = 250;
 
-type Measurement = 'ping-parklot' | 'ping-native' | 'main-parklot' | 'main-native';
+type Measurement = 'ping-parklot' | 'ping-native' | 'main-parklot' | 'main-native' | 'after-parklot' | 'after-native';
 const LABELS: Record<Measurement, string> = {
   'ping-parklot': 'round trip, parklot atomics.wait/notify',
   'ping-native': 'round trip, engine Atomics.wait/notify',
   'main-parklot': 'main thread wake-up, parklot waitAsync',
   'main-native': 'main thread wake-up, engine Atomics.waitAsync',
+  'after-parklot': 'main thread wake-up after the notify call returned, parklot',
+  'after-native': 'main thread wake-up after the notify call returned, engine',
 };
 
 declare global {
@@ -141,6 +143,8 @@ async function main(): Promise<void> {
     'ping-native': new Samples(),
     'main-parklot': new Samples(),
     'main-native': new Samples(),
+    'after-parklot': new Samples(),
+    'after-native': new Samples(),
   };
   const parklotColour = colourFor('parklot');
   const nativeColour = colourFor('engine');
@@ -182,17 +186,27 @@ async function main(): Promise<void> {
     for (const k of Object.keys(samples) as Measurement[]) section.dataset[camel(k)] = String(samples[k].all.length);
   }
 
-  /** The main thread's side: wait for ticks with waitAsync, one loop per API. */
+  /**
+   * The main thread's side: wait for ticks with waitAsync, one loop per API.
+   * Each wake-up is timed from the tick's stamp (before the notify call) and
+   * from the call's return: the difference is the notifier's own time. A
+   * wake-up that comes before the notifier stamped the return counts as 0.
+   */
   async function waitForTicks(api: Api, base: number, running: () => boolean): Promise<void> {
     const word = rt.int32(base + (api === 'parklot' ? LAB.TICK_PARKLOT : LAB.TICK_NATIVE));
     const stamp = rt.float64(base + (api === 'parklot' ? LAB.STAMP_PARKLOT : LAB.STAMP_NATIVE));
+    const returned = rt.float64(base + (api === 'parklot' ? LAB.RETURN_PARKLOT : LAB.RETURN_NATIVE));
     const into = samples[api === 'parklot' ? 'main-parklot' : 'main-native'];
+    const intoAfter = samples[api === 'parklot' ? 'after-parklot' : 'after-native'];
     while (running()) {
       const seen = Atomics.load(word, 0);
       // A timeout lets the loop see the end of the run even if no tick comes.
       const r = api === 'parklot' ? rt.atomics.waitAsync(word, 0, seen, 4 * TICK_MS) : Atomics.waitAsync(word, 0, seen, 4 * TICK_MS);
       if (!r.async) continue; // a tick came in between: nothing to time
-      if ((await r.value) === 'ok') into.add(performance.timeOrigin + performance.now() - stamp[0]!);
+      if ((await r.value) !== 'ok') continue;
+      const now = performance.timeOrigin + performance.now();
+      into.add(now - stamp[0]!);
+      intoAfter.add(returned[0]! >= stamp[0]! ? Math.max(0, now - returned[0]!) : 0);
     }
   }
 

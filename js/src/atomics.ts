@@ -45,7 +45,7 @@ function validateWaitable(typedArray: unknown, call: string): boolean {
 /** ValidateAtomicAccess: the element index, a RangeError unless it is inside the array. */
 function validateIndex(typedArray: Int32Array | BigInt64Array, index: unknown, call: string): number {
   const length = typedArray.length;
-  const i = toIndex(index, `${call}: index`);
+  const i = toIndex(index, call);
   if (i >= length) throw new RangeError(`parklot: ${call}: index ${i} is out of range for a typed array of length ${length}`);
   return i;
 }

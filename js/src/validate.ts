@@ -19,10 +19,13 @@ export function toIntegerOrInfinity(value: unknown): number {
   return Math.trunc(n) + 0; // + 0 turns -0 (from -0.5) into 0
 }
 
-/** ToIndex: an integer in [0, 2^53 - 1], else a RangeError. */
-export function toIndex(value: unknown, what: string): number {
+/**
+ * ToIndex: an integer in [0, 2^53 - 1], else a RangeError naming `call`'s
+ * index (the message is built only then: no string per call).
+ */
+export function toIndex(value: unknown, call: string): number {
   const i = toIntegerOrInfinity(value);
-  if (i < 0 || i > MAX_INDEX) throw new RangeError(`parklot: ${what} ${String(i)} is not a valid index`);
+  if (i < 0 || i > MAX_INDEX) throw new RangeError(`parklot: ${call}: index ${String(i)} is not a valid index`);
   return i;
 }
 

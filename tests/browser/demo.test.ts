@@ -214,6 +214,9 @@ describe('wait/notify lab', () => {
     for (const key of ['pingParklotSamples', 'pingNativeSamples', 'mainParklotSamples', 'mainNativeSamples']) {
       expect(Number(counts[key]), key).toBeGreaterThan(20);
     }
+    // Every wake-up is timed twice: from before the notify call and from its return.
+    expect(counts['afterParklotSamples']).toBe(counts['mainParklotSamples']);
+    expect(counts['afterNativeSamples']).toBe(counts['mainNativeSamples']);
     // Each histogram holds every sample of its measurement.
     const sums = await page.evaluate(() => {
       const sum = (id: string): number[] => (document.getElementById(id)!.dataset['sums'] ?? '').split(',').map(Number);
@@ -235,7 +238,7 @@ describe('wait/notify lab', () => {
       const [labelled, bins] = a['xLabels']!.split('/').map(Number);
       expect(labelled, 'labelled bins').toBe(bins);
     }
-    expect(await page.locator('#lab-table tbody tr').count()).toBe(4);
+    expect(await page.locator('#lab-table tbody tr').count()).toBe(6);
     await screenshot(page, 'lab');
     expect(errors).toEqual([]);
     await page.close();

@@ -4,6 +4,7 @@
 
 use super::record::{Owed, ThreadData};
 use super::{enqueue, leave_queue, ParkResult, UnparkToken};
+use crate::sync::Ordering;
 
 /// A waiter that is not a sleeping thread: a record that queues in the same
 /// ParkingLot queues as parked threads. Its state word reads 1 while it is
@@ -78,8 +79,8 @@ impl Default for AsyncWaiter {
 /// # Safety
 /// - `validate` as for [`super::park_conditionally`];
 /// - `waiter` is not queued (it is new, or its last wait was settled by
-///   `poll` returning a token or by `cancel_async`), and it neither moves nor
-///   is dropped until that wait is settled.
+///   `poll` returning a token, by `cancel_async`, or by its word reading 0),
+///   and it neither moves nor is dropped until that wait is settled.
 pub unsafe fn park_async(
     key: usize,
     validate: impl FnOnce() -> bool,
@@ -100,6 +101,11 @@ pub unsafe fn park_async_owing(
     waiter: &AsyncWaiter,
     owed: Owed,
 ) -> bool {
+    // A claim its owner saw in the word and never polled (a futex wait's
+    // token carries nothing) must not become this wait's debt: an async
+    // record never keeps a token past its wait. Only the owner writes here,
+    // and the record is in no queue.
+    waiter.data.token_pending.store(false, Ordering::Relaxed);
     // SAFETY: forwarded from the caller.
     unsafe { enqueue(key, validate, &waiter.data, owed, false) }
 }

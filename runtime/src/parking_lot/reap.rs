@@ -105,7 +105,10 @@ unsafe fn abandon(data: &ThreadData) {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::super::{park_owing_until_settled, settled, unpark_one, Abandon, Owed, ParkResult};
+    use super::super::{
+        cancel_async, park_async, park_async_owing, park_owing_until_settled, settled, unpark_one,
+        Abandon, AsyncWaiter, Owed, ParkResult,
+    };
     use super::*;
     use std::sync::atomic::AtomicUsize;
     use std::sync::mpsc;
@@ -159,6 +162,45 @@ mod tests {
         to_thread.send(()).unwrap();
         t.join().unwrap();
         passed_on
+    }
+
+    static ASYNC_CLAIMED: AtomicUsize = AtomicUsize::new(0);
+    static COUNTING_ASYNC: Abandon = Abandon {
+        dequeued: |_, _| {},
+        settle: |_| {},
+        claimed: |_, token| {
+            ASYNC_CLAIMED.fetch_add(token, Ordering::SeqCst);
+        },
+    };
+
+    /// An async record's owner may see a claim from the record's word alone
+    /// and never poll the token (the JS side of a futex wait does). Queued
+    /// again for a wait that owes something and then given up, the record
+    /// must not hand the reaper the old, unread token as that wait's debt.
+    #[test]
+    fn a_reaped_async_record_owes_nothing_for_an_unread_token_of_an_earlier_wait() {
+        let key = &ASYNC_CLAIMED as *const AtomicUsize as usize + 1;
+        let waiter = AsyncWaiter::new();
+        // SAFETY (test): the record lives to the end; every wait is settled
+        // (claimed, or cancelled) before the next, and nobody else uses it.
+        unsafe {
+            assert!(park_async(key, || true, &waiter));
+            assert_eq!(unpark_one(key, |_| 7).unparked, 1);
+            // Claimed; the owner saw it in the word (as JS does) and never polls.
+            let owed = Owed {
+                abandon: &COUNTING_ASYNC,
+                object: core::ptr::null(),
+                with: 0,
+            };
+            assert!(park_async_owing(key, || true, &waiter, owed));
+            assert_eq!(cancel_async(key, &waiter, |_, _| {}), ParkResult::TimedOut);
+            abandon_async(&waiter);
+        }
+        assert_eq!(
+            ASYNC_CLAIMED.load(Ordering::SeqCst),
+            0,
+            "the token of the first wait was passed on as the second wait's debt"
+        );
     }
 
     #[test]
