@@ -9,6 +9,13 @@ const FIRST_EDGE_MS = 0.001;
 const TICK_MS = 10;
 const REDRAW_MS = 250;
 
+/**
+ * What a run measures: everything at once (the page's Start button), or the
+ * ping-pong or the page's wake-ups alone (the benchmark runs them one after
+ * the other, so that each ping-pong worker has a core to itself).
+ */
+type LabParts = 'all' | 'ping-pong' | 'wake-ups';
+
 type Measurement = 'ping-parklot' | 'ping-native' | 'main-parklot' | 'main-native' | 'after-parklot' | 'after-native';
 const LABELS: Record<Measurement, string> = {
   'ping-parklot': 'round trip, parklot atomics.wait/notify',
@@ -22,7 +29,7 @@ const LABELS: Record<Measurement, string> = {
 declare global {
   interface Window {
     /** The lab, for the browser benchmark (bench/browser) and tests. */
-    parklotLab?: { run(seconds: number): Promise<Record<Measurement, number[]>> };
+    parklotLab?: { run(seconds: number, parts?: LabParts): Promise<Record<Measurement, number[]>> };
   }
 }
 
@@ -212,7 +219,7 @@ async function main(): Promise<void> {
 
   let stopRequested: (() => void) | undefined;
 
-  async function run(seconds: number): Promise<Record<Measurement, number[]>> {
+  async function run(seconds: number, parts: LabParts = 'all'): Promise<Record<Measurement, number[]>> {
     for (const s of Object.values(samples)) {
       s.all.length = 0;
       s.bins.clear();
@@ -226,12 +233,15 @@ async function main(): Promise<void> {
     };
     let running = true;
     section.dataset['state'] = 'running';
-    const pong = spawn('pong', init);
-    await pong.ready; // ping starts only once pong can answer
-    const ping = spawn('ping', init);
-    const tick = spawn('ticker', init);
-    await Promise.all([ping.ready, tick.ready]);
-    const mainLoops = [waitForTicks('parklot', base, () => running), waitForTicks('native', base, () => running)];
+    const workers: ReturnType<typeof spawn>[] = [];
+    if (parts !== 'wake-ups') {
+      const pong = spawn('pong', init);
+      await pong.ready; // ping starts only once pong can answer
+      workers.push(pong, spawn('ping', init));
+    }
+    if (parts !== 'ping-pong') workers.push(spawn('ticker', init));
+    await Promise.all(workers.map((w) => w.ready));
+    const mainLoops = parts === 'ping-pong' ? [] : [waitForTicks('parklot', base, () => running), waitForTicks('native', base, () => running)];
     const timer = setInterval(redraw, REDRAW_MS);
     try {
       await new Promise<void>((resolve) => {
@@ -243,11 +253,11 @@ async function main(): Promise<void> {
       });
       Atomics.store(new Int32Array(control), 0, 1);
       running = false;
-      await Promise.all([ping.done, pong.done, tick.done, ...mainLoops]);
+      await Promise.all([...workers.map((w) => w.done), ...mainLoops]);
     } finally {
       stopRequested = undefined;
       clearInterval(timer);
-      for (const w of [ping, pong, tick]) w.worker.terminate();
+      for (const w of workers) w.worker.terminate();
       rt.free(base, LAB.BYTES, 64);
     }
     redraw();
