@@ -73,7 +73,10 @@ pub use clock::Instant;
 pub use condition::Condvar;
 pub use condition::{Condition, WrongLock};
 pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
-pub use lock::{set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied, DEFAULT_SPIN_LIMIT};
+pub use lock::{
+    carry_parked, set_carry_parked, set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied,
+    DEFAULT_SPIN_LIMIT,
+};
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use sys::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};

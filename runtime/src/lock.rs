@@ -7,7 +7,7 @@
 //! | 0   | `LOCKED` | some thread holds the lock                               |
 //! | 1   | `PARKED` | threads may be parked in the ParkingLot on this address  |
 //! | 2   | `OWNER_DIED` | the last owner was reaped while holding the lock: the data it guards may be inconsistent |
-//! | 3   | `WAKING` | a parked thread was woken to compete and has not run yet |
+//! | 3   | `WAKING` | a parked thread was woken to compete and has not run yet (the mark policy) |
 //!
 //! Transitions:
 //! - lock: `LOCKED` 0 → 1 by CAS, whatever `PARKED` says (barging);
@@ -22,7 +22,8 @@
 //!   store `PARKED` if more remain, else 0; or, when the bucket's fairness timer
 //!   says so (or on `unlock_fair`), keep `LOCKED` set and hand the lock to the
 //!   woken thread, so nobody waits much longer than a millisecond of barging;
-//! - wakes are throttled (Go's `sync.Mutex` does the same with its
+//! - wakes are throttled, one of two ways ([`set_carry_parked`] picks). By
+//!   default natively, a mark (Go's `sync.Mutex` does the same with its
 //!   `mutexWoken`): a thread woken to compete is marked `WAKING` with the
 //!   store above, and while the mark stands a release that would only wake
 //!   another (not `unlock_fair`) clears `LOCKED` and wakes nobody: the woken
@@ -42,6 +43,29 @@
 //!   woken thread that dies before it clears the mark is reaped like one that
 //!   never took its wakeup (`park_owing_until_settled`): the reaper clears the
 //!   mark and passes the wake on;
+//!   Or, by default in wasm, the woken thread carries the bit: a release that wakes a blocking thread while others
+//!   stay queued clears `PARKED` outright and hands the bit to the woken
+//!   thread (token `TOKEN_RETRY_CARRY`): seed 000's CascadeLock, made exact
+//!   by the callback. Until that thread runs, the byte reads plain `LOCKED`
+//!   or 0, so the running threads' `lock` and `unlock` stay on their fast
+//!   paths, the swap included, and wake nobody; once it runs, it takes the
+//!   lock with `PARKED` set (its unlock wakes the next) or sets `PARKED`
+//!   before it parks again, and never spins first. The invariant: threads
+//!   are queued only if `PARKED` is set or a woken thread carries it. In
+//!   wasm, where a spinning thread cannot yield, the throttle above never
+//!   reached the module's own `unlock` (the swap), which woke a thread at
+//!   every release only to see it park again: on 2 CPUs with 4 to 16
+//!   workers looping on one lock inside wasm, carrying the bit took the
+//!   Lock from 28–39 to 66–90 million acquisitions a second at about half
+//!   the CPU, above every toy lock. Natively it gained no throughput and
+//!   cost fairness (seed 000's 10 threads for 100 ms: least/most lucky
+//!   0.14–0.16 by median over 9 rounds against 0.59–0.83 for the mark; 0.47–0.61
+//!   even with lockers spinning whatever `PARKED` says, as CascadeLock
+//!   does): there the woken threads' churn is what spreads the lock over
+//!   threads that can yield, so native builds keep the mark. Async waiters never carry it (their owner's
+//!   event loop may be busy for long). A woken thread that dies before it
+//!   runs is reaped, and its reaper sets the bit it carried and passes the
+//!   wake on;
 //! - a waiter that times out as the last one clears `PARKED` under the queue lock;
 //! - a reaper releasing the lock of an owner that is gone
 //!   ([`Lock::unlock_owner_died`]) sets `OWNER_DIED` as it releases (never
@@ -53,7 +77,7 @@ use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync::{self, AtomicU8, Ordering};
-use core::sync::atomic::AtomicU32;
+use core::sync::atomic::{AtomicBool, AtomicU32};
 use core::time::Duration;
 
 const LOCKED: u8 = 1;
@@ -65,6 +89,19 @@ const WAKING: u8 = 8;
 const TOKEN_HANDOFF: UnparkToken = 1;
 /// Unpark token: the lock was released; compete for it again.
 const TOKEN_RETRY: UnparkToken = 0;
+/// Unpark token: compete again, and carry `PARKED`: others are still queued
+/// and the byte no longer says so (module docs).
+const TOKEN_RETRY_CARRY: UnparkToken = 2;
+
+/// What an acquisition loop does after a wait (see `Lock::acquire_loop`).
+enum Next {
+    /// Return: whether the lock is ours.
+    Done(bool),
+    /// Go around: compete again.
+    Again,
+    /// Go around carrying `PARKED`.
+    AgainCarrying,
+}
 
 /// Spins before parking, while nobody is parked. 40 is seed 000's measured
 /// optimum (a plateau from about 10 to 60); the native suite's spin-limit
@@ -87,9 +124,29 @@ pub fn spin_limit() -> u32 {
     SPIN_LIMIT.load(Ordering::Relaxed)
 }
 
+// A policy read once per slow release, like SPIN_LIMIT. Loom checks both
+// policies (tests/loom.rs).
+static CARRY_PARKED: AtomicBool = AtomicBool::new(cfg!(target_family = "wasm"));
+
+/// Sets how a `Lock` release that wakes a parked thread while others stay
+/// queued leaves the byte, for every `Lock` in the process: `true`, the woken
+/// thread carries the `PARKED` bit and the byte forgets it until that thread
+/// runs (the default in wasm: the most throughput); `false`, the byte keeps
+/// `PARKED` and marks the wake in flight (the default natively: the fairest
+/// where threads can yield). Both are exact; see the `lock` module docs.
+pub fn set_carry_parked(on: bool) {
+    CARRY_PARKED.store(on, Ordering::Relaxed);
+}
+
+/// The current policy (see [`set_carry_parked`]).
+pub fn carry_parked() -> bool {
+    CARRY_PARKED.load(Ordering::Relaxed)
+}
+
 /// What a waiter on a lock owes the others if its owner is reaped (see
 /// [`parking_lot::Abandon`]): as the last waiter, the PARKED bit; a hand-off
-/// it never took, the lock; a wake to compete, that wake.
+/// it never took, the lock; a wake to compete, that wake (and the PARKED bit,
+/// if it carried it).
 static LOCK_ABANDON: Abandon = Abandon {
     dequeued: |lock, was_last| owed_lock(lock).forget_parked_if_last(was_last),
     // The holder's release wakes whoever is still parked.
@@ -99,6 +156,13 @@ static LOCK_ABANDON: Abandon = Abandon {
         if token == TOKEN_HANDOFF {
             // Held on the gone owner's behalf, who never entered: release it.
             let _ = lock.release(false, 0);
+        } else if token == TOKEN_RETRY_CARRY {
+            // Others are queued and only the dead thread knew: say so in the
+            // byte, so that the holder's unlock (or ours, below) wakes one.
+            lock.state.fetch_or(PARKED, Ordering::Relaxed);
+            if lock.try_lock() {
+                let _ = lock.release(false, 0);
+            }
         } else {
             // A woken thread that will never run cannot clear its mark.
             lock.state.fetch_and(!WAKING, Ordering::Relaxed);
@@ -385,7 +449,11 @@ impl Lock {
                     self.owed(),
                 )
             };
-            queued.then_some(false)
+            if queued {
+                Next::Done(false)
+            } else {
+                Next::Again
+            }
         })
     }
 
@@ -468,21 +536,26 @@ impl Lock {
     /// The acquisition loop `lock_slow` and `lock_async_begin` share: barge
     /// whenever the lock is free; while nobody is parked, yield and retry up to
     /// `spin_limit` times; then set PARKED and call `wait`, which queues the
-    /// caller and returns `Some(acquired)` to finish or `None` to go around.
+    /// caller and says what next. A thread that carries PARKED (module docs)
+    /// does not spin and takes the lock with the bit set: either way the byte
+    /// says PARKED again before it returns or waits.
     #[inline]
-    fn acquire_loop(&self, spin_limit: u32, mut wait: impl FnMut() -> Option<bool>) -> bool {
+    fn acquire_loop(&self, spin_limit: u32, mut wait: impl FnMut() -> Next) -> bool {
         let mut spins = 0;
+        // PARKED while we carry it, else 0.
+        let mut carried = 0;
         loop {
             let state = self.state.load(Ordering::Relaxed);
             if state & LOCKED == 0 {
-                if self.cas(state, state | LOCKED) {
+                if self.cas(state, state | LOCKED | carried) {
                     return true;
                 }
                 continue;
             }
             if state & PARKED == 0 {
-                // Nobody is queued: spinning may get us the lock cheaply.
-                if spins < spin_limit {
+                // Nobody is queued (or only we know it): spinning may get us
+                // the lock cheaply, unless the queue waits on our news.
+                if carried == 0 && spins < spin_limit {
                     spins += 1;
                     sync::yield_now();
                     continue;
@@ -491,8 +564,12 @@ impl Lock {
                     continue;
                 }
             }
-            if let Some(acquired) = wait() {
-                return acquired;
+            // The byte says PARKED: whoever clears it answers for the queue.
+            carried = 0;
+            match wait() {
+                Next::Done(acquired) => return acquired,
+                Next::Again => {}
+                Next::AgainCarrying => carried = PARKED,
             }
             spins = 0;
         }
@@ -523,16 +600,20 @@ impl Lock {
                 // handoff (through the parker) orders its critical section before ours.
                 ParkResult::Unparked(TOKEN_HANDOFF) => {
                     parking_lot::settled();
-                    Some(true)
+                    Next::Done(true)
+                }
+                ParkResult::Unparked(TOKEN_RETRY_CARRY) => {
+                    parking_lot::settled();
+                    Next::AgainCarrying
                 }
                 ParkResult::Unparked(_) => {
                     // Running now: let the next release wake another.
                     self.state.fetch_and(!WAKING, Ordering::Relaxed);
                     parking_lot::settled();
-                    None
+                    Next::Again
                 }
-                ParkResult::Invalid => None,
-                ParkResult::TimedOut => Some(false),
+                ParkResult::Invalid => Next::Again,
+                ParkResult::TimedOut => Next::Done(false),
             }
         })
     }
@@ -584,16 +665,26 @@ impl Lock {
                     }
                     return TOKEN_HANDOFF;
                 }
-                let parked = if r.may_have_more { PARKED } else { 0 };
-                // A thread woken to compete is marked until it runs.
-                let waking = if r.woken_settles_later { WAKING } else { 0 };
+                // A blocking thread woken to compete either carries PARKED
+                // (if others stay queued) or is marked until it runs.
+                let carry = carry_parked() && r.woken_settles_later;
+                let parked = if r.may_have_more && !carry { PARKED } else { 0 };
+                let waking = if r.woken_settles_later && !carry {
+                    WAKING
+                } else {
+                    0
+                };
                 // A swap, not a store: a locker sets PARKED outside the queue
                 // lock, and loom finds executions where a plain store here,
                 // though later, is ordered before that CAS and a parker then
                 // validates against the stale LOCKED | PARKED and sleeps forever
                 // (tests/loom.rs, `reaping_a_lock_waiter_against_a_fair_unlock`).
                 self.state.swap(parked | waking | mark, Ordering::Release);
-                TOKEN_RETRY
+                if carry && r.may_have_more {
+                    TOKEN_RETRY_CARRY
+                } else {
+                    TOKEN_RETRY
+                }
             });
         }
         Ok(())
@@ -955,8 +1046,11 @@ mod tests {
         assert_eq!(l.state.load(Ordering::Relaxed), 0);
     }
 
-    #[test]
-    fn a_woken_thread_reaped_before_it_ran_does_not_stop_the_wakes() {
+    /// A thread parked on a held lock; `forge` then makes the byte look as a
+    /// release that woke another thread (since dead, before it ran) left it;
+    /// a release must wake nobody, and the dead thread's reaper, handed its
+    /// `token`, must pass the wake on to the parked one.
+    fn a_reaped_woken_thread_passes_on_its_wake(forge: impl Fn(&Lock), token: UnparkToken) {
         let l = Arc::new(Lock::new());
         l.lock();
         let l2 = l.clone();
@@ -967,16 +1061,14 @@ mod tests {
         while crate::parking_lot::parked_count(l.key()) == 0 {
             std::thread::yield_now();
         }
-        // The mark of a thread woken to compete that died before it ran.
-        l.state.fetch_or(WAKING, Ordering::Relaxed);
+        forge(&l);
         l.checked_unlock().unwrap();
         assert_eq!(
             crate::parking_lot::parked_count(l.key()),
             1,
-            "while the mark stands, a release wakes nobody"
+            "a release woke the parked thread"
         );
-        // Its reaper passes on the wakeup the dead thread never acted on.
-        (LOCK_ABANDON.claimed)((&*l as *const Lock).cast(), TOKEN_RETRY);
+        (LOCK_ABANDON.claimed)((&*l as *const Lock).cast(), token);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !live.is_finished() {
             assert!(
@@ -987,6 +1079,73 @@ mod tests {
         }
         live.join().unwrap();
         assert_eq!(l.state.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_woken_thread_reaped_before_it_ran_does_not_stop_the_wakes() {
+        // The mark stands: a release wakes nobody until the reaper clears it.
+        a_reaped_woken_thread_passes_on_its_wake(
+            |l| {
+                l.state.fetch_or(WAKING, Ordering::Relaxed);
+            },
+            TOKEN_RETRY,
+        );
+    }
+
+    #[test]
+    fn a_woken_thread_reaped_before_it_ran_passes_on_the_parked_bit_it_carried() {
+        // The dead thread carried PARKED: the byte does not say that the
+        // other one is queued, until the reaper sets the bit.
+        a_reaped_woken_thread_passes_on_its_wake(
+            |l| {
+                l.state.fetch_and(!PARKED, Ordering::Relaxed);
+            },
+            TOKEN_RETRY_CARRY,
+        );
+    }
+
+    /// Both wake policies are exact: with either set (the test may flip it
+    /// under others running, which is allowed at any time), threads that
+    /// contend through both unlocks all get in and leave the byte clean.
+    #[test]
+    fn both_wake_policies_exclude_and_leave_nothing_parked() {
+        let before = carry_parked();
+        for carry in [true, false] {
+            set_carry_parked(carry);
+            let l = Arc::new(Lock::new());
+            let counter = Arc::new(AtomicU32::new(0));
+            let threads = if cfg!(miri) { 3 } else { 6 };
+            let per = if cfg!(miri) { 10 } else { 20_000 };
+            let hs: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (l, counter) = (l.clone(), counter.clone());
+                    std::thread::spawn(move || {
+                        for i in 0..per {
+                            l.lock();
+                            // A plain read-then-write: a broken lock loses updates.
+                            let c = counter.load(Ordering::Relaxed);
+                            counter.store(c + 1, Ordering::Relaxed);
+                            if (t + i) % 2 == 0 {
+                                l.unlock();
+                            } else {
+                                l.checked_unlock().unwrap();
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(
+                counter.load(Ordering::Relaxed),
+                threads * per,
+                "carry {carry}"
+            );
+            assert_eq!(l.state.load(Ordering::Relaxed), 0, "carry {carry}");
+            assert_eq!(crate::parking_lot::parked_count(l.key()), 0);
+        }
+        set_carry_parked(before);
     }
 
     #[test]

@@ -97,7 +97,18 @@ enum Unlock {
 }
 
 fn lock_threads(threads: usize, unlock: Unlock) {
+    lock_threads_with(threads, unlock, false);
+}
+
+/// [`lock_threads`] with the woken thread carrying PARKED if `carry`
+/// (`parklot::set_carry_parked`; the policy of wasm builds).
+fn lock_threads_with(threads: usize, unlock: Unlock, carry: bool) {
+    // The policy is process-wide and the tests run in parallel: hold it for
+    // the whole model (other models may still see either policy; both are exact).
+    static POLICY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _policy = POLICY.lock().unwrap_or_else(|e| e.into_inner());
     parklot::set_spin_limit(0); // park at once: spinning only multiplies interleavings
+    parklot::set_carry_parked(carry);
     model(move || {
         let lock = Arc::new(Lock::new());
         let counter = Arc::new(Counter(UnsafeCell::new(0)));
@@ -186,6 +197,26 @@ fn lock_with_three_threads_and_fair_handoff() {
 #[test]
 fn lock_with_three_threads_and_throttled_wakes() {
     lock_threads(3, Unlock::Checked);
+}
+
+/// The carried bit: a release that wakes one of two queued threads clears
+/// PARKED, so that releases wake nobody until the woken one runs; that one
+/// must set it again as it takes the lock or parks, or the last one sleeps
+/// forever (a lost wakeup deadlocks here). Through the swap and through the
+/// release path.
+#[test]
+fn lock_with_three_threads_carrying_the_parked_bit() {
+    lock_threads_with(3, Unlock::Swap, true);
+}
+
+#[test]
+fn lock_with_three_threads_carrying_the_parked_bit_through_checked_unlocks() {
+    lock_threads_with(3, Unlock::Checked, true);
+}
+
+#[test]
+fn lock_with_three_threads_carrying_the_parked_bit_and_fair_handoff() {
+    lock_threads_with(3, Unlock::Fair, true);
 }
 
 #[test]
