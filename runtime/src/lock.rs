@@ -43,29 +43,28 @@
 //!   woken thread that dies before it clears the mark is reaped like one that
 //!   never took its wakeup (`park_owing_until_settled`): the reaper clears the
 //!   mark and passes the wake on;
-//!   Or, by default in wasm, the woken thread carries the bit: a release that wakes a blocking thread while others
-//!   stay queued clears `PARKED` outright and hands the bit to the woken
-//!   thread (token `TOKEN_RETRY_CARRY`): seed 000's CascadeLock, made exact
-//!   by the callback. Until that thread runs, the byte reads plain `LOCKED`
-//!   or 0, so the running threads' `lock` and `unlock` stay on their fast
-//!   paths, the swap included, and wake nobody; once it runs, it takes the
-//!   lock with `PARKED` set (its unlock wakes the next) or sets `PARKED`
-//!   before it parks again, and never spins first. The invariant: threads
-//!   are queued only if `PARKED` is set or a woken thread carries it. In
-//!   wasm, where a spinning thread cannot yield, the throttle above never
-//!   reached the module's own `unlock` (the swap), which woke a thread at
-//!   every release only to see it park again: on 2 CPUs with 4 to 16
-//!   workers looping on one lock inside wasm, carrying the bit took the
-//!   Lock from 28–39 to 66–90 million acquisitions a second at about half
-//!   the CPU, above every toy lock. Natively it gained no throughput and
-//!   cost fairness (seed 000's 10 threads for 100 ms: least/most lucky
-//!   0.14–0.16 by median over 9 rounds against 0.59–0.83 for the mark; 0.47–0.61
-//!   even with lockers spinning whatever `PARKED` says, as CascadeLock
-//!   does): there the woken threads' churn is what spreads the lock over
-//!   threads that can yield, so native builds keep the mark. Async waiters never carry it (their owner's
-//!   event loop may be busy for long). A woken thread that dies before it
-//!   runs is reaped, and its reaper sets the bit it carried and passes the
-//!   wake on;
+//!   Or, by default in wasm, the woken thread carries the bit: a release that
+//!   wakes a blocking thread while others stay queued clears `PARKED` outright
+//!   and hands the bit to the woken thread (token `TOKEN_RETRY_CARRY`): seed
+//!   000's CascadeLock, made exact by the callback. Until that thread runs,
+//!   the byte reads plain `LOCKED` or 0, so the running threads' `lock` and
+//!   `unlock` stay on their fast paths, the swap included, and wake nobody;
+//!   once it runs, it takes the lock with `PARKED` set (its unlock wakes the
+//!   next) or sets `PARKED` before it parks again, and never spins first. The
+//!   invariant: threads are queued only if `PARKED` is set or a woken thread
+//!   carries it. In wasm, where a spinning thread cannot yield, the throttle
+//!   above never reached the module's own `unlock` (the swap), which woke a
+//!   thread at every release only to see it park again: on 2 CPUs with 4 to 16
+//!   workers looping on one lock inside wasm, carrying the bit took the Lock
+//!   from 28–39 to 66–90 million acquisitions a second at about half the CPU,
+//!   above every toy lock. Natively it gained no throughput and cost fairness
+//!   (seed 000's 10 threads for 100 ms: least/most lucky 0.14–0.16 by median
+//!   over 9 rounds against 0.59–0.83 for the mark; 0.47–0.61 even with lockers
+//!   spinning whatever `PARKED` says, as CascadeLock does): there the woken
+//!   threads' churn is what spreads the lock over threads that can yield, so
+//!   native builds keep the mark. Async waiters never carry it (their owner's
+//!   event loop may be busy for long). A woken thread that dies before it runs
+//!   is reaped, and its reaper sets the bit it carried and passes the wake on;
 //! - a waiter that times out as the last one clears `PARKED` under the queue lock;
 //! - a reaper releasing the lock of an owner that is gone
 //!   ([`Lock::unlock_owner_died`]) sets `OWNER_DIED` as it releases (never
@@ -156,16 +155,15 @@ static LOCK_ABANDON: Abandon = Abandon {
         if token == TOKEN_HANDOFF {
             // Held on the gone owner's behalf, who never entered: release it.
             let _ = lock.release(false, 0);
-        } else if token == TOKEN_RETRY_CARRY {
-            // Others are queued and only the dead thread knew: say so in the
-            // byte, so that the holder's unlock (or ours, below) wakes one.
-            lock.state.fetch_or(PARKED, Ordering::Relaxed);
-            if lock.try_lock() {
-                let _ = lock.release(false, 0);
-            }
         } else {
-            // A woken thread that will never run cannot clear its mark.
-            lock.state.fetch_and(!WAKING, Ordering::Relaxed);
+            if token == TOKEN_RETRY_CARRY {
+                // Others are queued and only the dead thread knew: say so in
+                // the byte, so that the holder's unlock (or ours) wakes one.
+                lock.state.fetch_or(PARKED, Ordering::Relaxed);
+            } else {
+                // A woken thread that will never run cannot clear its mark.
+                lock.state.fetch_and(!WAKING, Ordering::Relaxed);
+            }
             if lock.try_lock() {
                 // Take and release it, which wakes the next parked waiter.
                 let _ = lock.release(false, 0);
