@@ -24,9 +24,32 @@ export type WaitAsyncResult =
 
 const RESULTS: readonly WaitResult[] = ['ok', 'not-equal', 'timed-out'];
 
+const typedArrayPrototype = Object.getPrototypeOf(Int8Array.prototype) as object;
+
+/** A getter of `%TypedArray%.prototype`: it reads the internal slot, whatever the object's own properties say. */
+function intrinsicGetter<T>(key: PropertyKey): (this: unknown) => T {
+  return Object.getOwnPropertyDescriptor(typedArrayPrototype, key)!.get as (this: unknown) => T;
+}
+
 /** `%TypedArray%.prototype[@@toStringTag]`: the element type's name for a real typed array, else undefined. */
-const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype), Symbol.toStringTag)!
-  .get as (this: unknown) => string | undefined;
+const typedArrayTag = intrinsicGetter<string | undefined>(Symbol.toStringTag);
+const viewedBuffer = intrinsicGetter<ArrayBufferLike>('buffer');
+const viewByteOffset = intrinsicGetter<number>('byteOffset');
+const viewLength = intrinsicGetter<number>('length');
+
+/**
+ * A view that passed every check once: an Int32Array or BigInt64Array over
+ * this runtime's memory. Its internal slots never change (a SharedArrayBuffer
+ * is never detached and never shrinks; a length-tracking view only grows), so
+ * the next call with the same view and a plain index checks only the index.
+ */
+interface KnownView {
+  /** The view's byte offset in the memory: the address of element 0. */
+  readonly address: number;
+  /** Its length when it was first checked (a lower bound). */
+  readonly length: number;
+  readonly bytes: 4 | 8;
+}
 
 /**
  * ValidateIntegerTypedArray(typedArray, waitable = true): a TypeError unless
@@ -35,7 +58,7 @@ const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8
 function validateWaitable(typedArray: unknown, call: string): boolean {
   const tag = typedArrayTag.call(typedArray);
   if (tag === undefined) throw new TypeError(`parklot: ${call}: the first argument must be an Int32Array or a BigInt64Array`);
-  const buffer = (typedArray as Int32Array).buffer as ArrayBuffer & { detached?: boolean };
+  const buffer = viewedBuffer.call(typedArray) as ArrayBuffer & { detached?: boolean };
   if (buffer.detached === true) throw new TypeError(`parklot: ${call}: the typed array's buffer is detached`);
   if (tag === 'Int32Array') return false;
   if (tag === 'BigInt64Array') return true;
@@ -44,7 +67,7 @@ function validateWaitable(typedArray: unknown, call: string): boolean {
 
 /** ValidateAtomicAccess: the element index, a RangeError unless it is inside the array. */
 function validateIndex(typedArray: Int32Array | BigInt64Array, index: unknown, call: string): number {
-  const length = typedArray.length;
+  const length = viewLength.call(typedArray);
   const i = toIndex(index, call);
   if (i >= length) throw new RangeError(`parklot: ${call}: index ${i} is out of range for a typed array of length ${length}`);
   return i;
@@ -61,6 +84,14 @@ function validateIndex(typedArray: Int32Array | BigInt64Array, index: unknown, c
  */
 export class RuntimeAtomics {
   readonly #core: Core;
+  /**
+   * Views checked before, for the fast path of every call: a rarely called
+   * `notify` (a worker waking the page now and then) runs cold, and there
+   * each function and getter the full checks go through costs about a
+   * microsecond; one lookup here keeps its cost near the engine's own
+   * `Atomics.notify`. Only the checks are skipped: the results are the same.
+   */
+  readonly #known = new WeakMap<object, KnownView>();
 
   /**
    * Not for direct use: it is `rt.atomics`.
@@ -100,18 +131,31 @@ export class RuntimeAtomics {
    * rt.atomics.notify(word, 0, 1);
    */
   notify(typedArray: Int32Array | BigInt64Array, index: number, count?: number): number {
-    const call = 'rt.atomics.notify()';
     const core = this.#core;
-    if (core.closed) throw closedError();
-    validateWaitable(typedArray, call);
-    const i = validateIndex(typedArray, index, call);
-    const c = toCount(count);
-    if (!isSharedArrayBuffer(typedArray.buffer)) return 0;
-    this.#checkBuffer(typedArray, call);
-    const address = typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT;
+    const known = this.#known.get(typedArray);
+    let address: number;
+    let wake: number; // the count as the export takes it: at most 2^32 - 1, which is "all"
+    if (known !== undefined && typeof index === 'number' && index >>> 0 === index && index < known.length && (count === undefined || typeof count === 'number')) {
+      // A known view, and an index and count that run no user code: the
+      // checks below would pass and convert nothing.
+      if (core.closed) throw closedError();
+      address = known.address + index * known.bytes;
+      // toCount, inline: no call is cheap when this runs cold.
+      wake = count === undefined || count >= 0xffff_ffff ? 0xffff_ffff : count > 0 ? count >>> 0 : 0;
+    } else {
+      const call = 'rt.atomics.notify()';
+      if (core.closed) throw closedError();
+      const is64 = validateWaitable(typedArray, call);
+      const i = validateIndex(typedArray, index, call);
+      const c = toCount(count);
+      wake = c >= 0xffff_ffff ? 0xffff_ffff : c;
+      if (!isSharedArrayBuffer(viewedBuffer.call(typedArray))) return 0;
+      this.#checkBuffer(typedArray, call);
+      address = this.#remember(typedArray, is64).address + i * (is64 ? 8 : 4);
+    }
     // The export itself, not the shared guard (see Core.raw).
     try {
-      return core.raw.atomics_notify(address, c >= 0xffff_ffff ? 0xffff_ffff : c) >>> 0;
+      return core.raw.atomics_notify(address, wake) >>> 0;
     } catch (e) {
       throw core.trapped('atomics_notify', e);
     }
@@ -164,17 +208,32 @@ export class RuntimeAtomics {
   #doWaitArguments(call: string, typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout: number | undefined) {
     const core = this.#core;
     if (core.closed) throw closedError();
-    const is64 = validateWaitable(typedArray, call);
-    this.#checkBuffer(typedArray, call);
-    const i = validateIndex(typedArray, index, call);
+    let known = this.#known.get(typedArray);
+    let i: number;
+    if (known !== undefined && typeof index === 'number' && index >>> 0 === index && index < known.length) {
+      i = index; // a known view and a plain index: the checks below would pass
+    } else {
+      const is64 = validateWaitable(typedArray, call);
+      this.#checkBuffer(typedArray, call);
+      i = validateIndex(typedArray, index, call);
+      known = this.#remember(typedArray, is64);
+    }
+    const is64 = known.bytes === 8;
     const v = is64 ? toBigInt64(value) : toInt32(value);
     const t = toTimeout(timeout);
-    return { core, is64, i, v, t, address: typedArray.byteOffset + i * typedArray.BYTES_PER_ELEMENT };
+    return { core, is64, i, v, t, address: known.address + i * known.bytes };
+  }
+
+  /** Records a view that passed the checks (read from its internal slots, as the checks were). */
+  #remember(typedArray: Int32Array | BigInt64Array, is64: boolean): KnownView {
+    const known: KnownView = { address: viewByteOffset.call(typedArray), length: viewLength.call(typedArray), bytes: is64 ? 8 : 4 };
+    this.#known.set(typedArray, known);
+    return known;
   }
 
   /** The TypeErrors of DoWait's "not shared" step, plus: the buffer must be this runtime's memory. */
   #checkBuffer(typedArray: Int32Array | BigInt64Array, call: string): void {
-    const buffer = typedArray.buffer;
+    const buffer = viewedBuffer.call(typedArray);
     if (!isSharedArrayBuffer(buffer)) {
       throw new TypeError(`parklot: ${call}: the typed array's buffer is not shared; use a view of the runtime's memory (rt.int32(), rt.bigInt64())`);
     }

@@ -186,10 +186,11 @@ function claimed(core: Core, record: WaiterRecord): boolean {
  *
  * Only for waits whose token carries nothing (a futex wait's): the claim is
  * read from JS, as the record's word reading 0 (the waker's swap, after it
- * wrote the token), with no call into wasm on the woken thread: in Chromium a
- * thread's first call into wasm after it slept measured 2 to 12 µs, more than
- * the engine's whole `Atomics.notify` (1 to 2 µs). The unread token is dropped when the
- * record queues again (`park_async_owing`), so it never becomes a debt.
+ * wrote the token), with no call into wasm on the woken thread: code that runs
+ * cold, as a thread's first steps after it slept do, costs about a microsecond
+ * for each function and getter it goes through, and the engine's whole
+ * `Atomics.notify` costs a few. The unread token is dropped when the record
+ * queues again (`park_async_owing`), so it never becomes a debt.
  */
 export function settleQuickly<T>(core: Core, record: WaiterRecord, deadline: number, woken: () => T, otherwise: () => Promise<T>): Promise<T> {
   if (waitAsync === undefined) return otherwise();

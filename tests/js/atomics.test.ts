@@ -236,6 +236,40 @@ describe('views of the memory', () => {
     const copy = new Int32Array((rt.memory.buffer as unknown as SharedArrayBuffer).slice(0));
     expect(() => rt.atomics.notify(copy, 0)).toThrow(/not this runtime's memory/);
   });
+
+  it("a typed array's own buffer and byteOffset properties count for nothing, as in the spec (its internal slots do)", async () => {
+    const foreign = new Int32Array(new SharedArrayBuffer(16));
+    Object.defineProperty(foreign, 'buffer', { value: rt.memory.buffer });
+    for (let k = 0; k < 2; k++) {
+      expect(() => rt.atomics.notify(foreign, 0)).toThrow(/not this runtime's memory/);
+      expect(() => rt.atomics.wait(foreign, 0, 1, 0)).toThrow(/not this runtime's memory/);
+    }
+    const mine = word32();
+    const liar = new Int32Array(mine.buffer, mine.byteOffset, 1);
+    Object.defineProperties(liar, { buffer: { value: foreign.buffer }, byteOffset: { value: 0 }, length: { value: 0 } });
+    const r = rt.atomics.waitAsync(mine, 0, 0);
+    expect(r.async).toBe(true);
+    expect(rt.atomics.notify(liar, 0, 1)).toBe(1);
+    expect(await r.value).toBe('ok');
+    expect(rt.atomics.wait(liar, 0, 1, 0)).toBe('not-equal');
+  });
+
+  it('a view used before is still checked each call: index range, an index object, a closed runtime', async () => {
+    const other = await Runtime.create();
+    const view = other.int32(other.alloc(8, 4), 2);
+    expect(other.atomics.notify(view, 1)).toBe(0);
+    expect(other.atomics.wait(view, 1, 1, 0)).toBe('not-equal');
+    expect(() => other.atomics.notify(view, 2)).toThrow(RangeError);
+    expect(() => other.atomics.wait(view, 2, 0, 0)).toThrow(RangeError);
+    let reads = 0;
+    const index = { valueOf: () => (reads++, 1) };
+    expect(other.atomics.notify(view, index as unknown as number, 1)).toBe(0);
+    expect(other.atomics.waitAsync(view, index as unknown as number, 0, 0)).toEqual({ async: false, value: 'timed-out' });
+    expect(reads).toBe(2);
+    other.close();
+    expect(() => other.atomics.notify(view, 0)).toThrow(/closed/);
+    expect(() => other.atomics.waitAsync(view, 0, 0)).toThrow(/closed/);
+  });
 });
 
 // ---------------------------------------------------------------------------
