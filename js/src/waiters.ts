@@ -50,14 +50,19 @@ export type Queue = (typeof Queue)[keyof typeof Queue];
 
 /** One wasm waiter record, created once and reused. */
 export class WaiterRecord {
-  /** Index of the record's word in an Int32Array over the whole memory. */
-  readonly wordIndex: number;
+  /**
+   * The record's word, as a one-element view made once: a wake-up reads it
+   * without `memory.buffer` (a call into the engine's API that costs about
+   * 40 ns, and several µs on a thread that just woke). The view stays valid
+   * as the memory grows, since the word was inside the memory when it was made.
+   */
+  readonly word: Int32Array;
   queuedOn: Queue = Queue.None as Queue;
   key = 0;
   /** What else the queue needs to cancel the wait (a semaphore's permit count). */
   arg = 0;
-  constructor(readonly address: number, wordAddress: number) {
-    this.wordIndex = wordAddress >>> 2;
+  constructor(readonly address: number, wordAddress: number, heap: Int32Array) {
+    this.word = new Int32Array(heap.buffer, wordAddress, 1);
   }
 }
 
@@ -74,7 +79,7 @@ export class WaiterPool {
     if (idle !== undefined) return idle;
     const g = this.core.glue;
     const address = g.waiter_new();
-    const record = new WaiterRecord(address, g.waiter_word(address));
+    const record = new WaiterRecord(address, g.waiter_word(address), this.core.heap32());
     this.#all.push(record);
     return record;
   }
@@ -98,7 +103,6 @@ export class WaiterPool {
    */
   closeAll(): void {
     const g = this.core.glue;
-    const heap = this.core.heap32();
     for (const r of this.#all) {
       switch (r.queuedOn) {
         case Queue.Lock:
@@ -127,7 +131,7 @@ export class WaiterPool {
           continue;
       }
       r.queuedOn = Queue.None;
-      Atomics.notify(heap, r.wordIndex);
+      Atomics.notify(r.word, 0);
     }
     for (const r of this.#all) g.waiter_free(r.address);
     this.#all.length = 0;
@@ -156,7 +160,7 @@ export async function settle(core: Core, record: WaiterRecord, deadline: number)
     const remaining = deadline - performance.now();
     if (remaining <= 0) return false;
     if (waitAsync !== undefined) {
-      const r = waitAsync(core.heap32(), record.wordIndex, 1, remaining);
+      const r = waitAsync(record.word, 0, 1, remaining);
       // Not async means the word was already 0: the waker is finishing; look again soon.
       await (r.async ? r.value : nextTask(0));
     } else {
@@ -194,9 +198,9 @@ function claimed(core: Core, record: WaiterRecord): boolean {
  */
 export function settleQuickly<T>(core: Core, record: WaiterRecord, deadline: number, woken: () => T, otherwise: () => Promise<T>): Promise<T> {
   if (waitAsync === undefined) return otherwise();
-  const r = waitAsync(core.heap32(), record.wordIndex, 1, deadline - performance.now());
+  const r = waitAsync(record.word, 0, 1, deadline - performance.now());
   if (!r.async) return otherwise();
-  return r.value.then(() => (!core.closed && Atomics.load(core.heap32(), record.wordIndex) === 0 ? woken() : otherwise()));
+  return r.value.then(() => (!core.closed && Atomics.load(record.word, 0) === 0 ? woken() : otherwise()));
 }
 
 /**
