@@ -122,6 +122,7 @@ pub fn notify<A: Waitable>(atomic: &A, count: usize) -> usize {
 }
 
 /// [`notify`] by address, for embedders that hold a raw address.
+#[inline]
 pub fn notify_address(address: usize, count: usize) -> usize {
     if count == 0 {
         return 0;

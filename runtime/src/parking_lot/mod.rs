@@ -369,10 +369,18 @@ pub unsafe fn unpark_one(
 /// many it woke: exactly the waiters whose waits end "unparked" because of it.
 /// With nobody queued in `key`'s bucket this takes no lock (see `table`): a
 /// notify with no waiter costs a hash and one uncontended read-modify-write.
+#[inline]
 pub fn unpark_count(key: usize, count: usize) -> usize {
     if count == 0 || !table::may_have_waiters(key) {
         return 0;
     }
+    unpark_count_queued(key, count)
+}
+
+/// `unpark_count` past its no-waiter test, out of line so that the test is
+/// all a notify with nobody waiting runs (no stack frame for the queue walk).
+#[inline(never)]
+fn unpark_count_queued(key: usize, count: usize) -> usize {
     // SAFETY: the callback does nothing.
     unsafe { unpark_inner(key, count, false, |_| DEFAULT_UNPARK_TOKEN) }.unparked
 }

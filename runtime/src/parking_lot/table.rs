@@ -472,10 +472,11 @@ pub(super) fn grow_table(threads: usize) {
 /// may pass them, so that we read 0 while a parker validates against the
 /// old value and sleeps. A full fence is the least that orders them (Linux's
 /// `futex_wake` issues one before it reads its bucket's waiter count, for the
-/// same reason). Measured in V8's wasm on the benchmark VM: the
-/// read-modify-write costs 5.5 ns, a SeqCst load 0.6 ns, `memory.atomic.notify`
-/// with nobody waiting 31.8 ns; so no exact notify can be more than about 6x
-/// faster than the engine's there.
+/// same reason). Measured in V8's wasm on the benchmark VM: this whole test,
+/// inlined into a notify loop, costs 5.2 ns, most of it the read-modify-write
+/// (a SeqCst load alone: 0.6 ns), and `memory.atomic.notify` with nobody
+/// waiting 29 to 32 ns; so no exact notify can be much more than 6x faster
+/// than the engine's there.
 #[inline]
 pub(super) fn may_have_waiters(key: usize) -> bool {
     let mut table = globals().table.load(Ordering::Acquire);
