@@ -254,6 +254,22 @@ describe('views of the memory', () => {
     expect(rt.atomics.wait(liar, 0, 1, 0)).toBe('not-equal');
   });
 
+  it('a view used again waits and wakes on the element its index names', async () => {
+    const view = rt.int32(rt.alloc(12, 4), 3);
+    Atomics.store(view, 1, 5);
+    Atomics.store(view, 2, 7);
+    for (let pass = 0; pass < 2; pass++) {
+      // The second pass goes through the remembered view.
+      expect(rt.atomics.wait(view, 1, 5, 0)).toBe('timed-out');
+      expect(rt.atomics.wait(view, 2, 5, 0)).toBe('not-equal');
+      const r = rt.atomics.waitAsync(view, 2, 7);
+      expect(r.async).toBe(true);
+      expect(rt.atomics.notify(view, 1)).toBe(0);
+      expect(rt.atomics.notify(view, 2, 1)).toBe(1);
+      expect(await r.value).toBe('ok');
+    }
+  });
+
   it('a view used before is still checked each call: index range, an index object, a closed runtime', async () => {
     const other = await Runtime.create();
     const view = other.int32(other.alloc(8, 4), 2);
