@@ -4,9 +4,16 @@
 // inside wasm (bench_ping_pong) and from JS; two workers that spin instead
 // of sleeping give the floor (a cache line crossing two cores and back).
 //
-// Each variant runs with one pair of workers (each has a core on a 2-CPU
-// machine) and with four pairs at once (8 workers: oversubscribed, where
-// spinning before sleep must turn itself off). Next to the latency, the CPU
+// Each variant runs with one pair of workers and with four pairs at once
+// (8 workers: oversubscribed, where spinning before sleep must turn itself
+// off). One pair runs under three placements, because the scheduler's own
+// choice decides the result: two threads that keep waking each other are
+// often put on one CPU and stay there (each runs only while the other
+// sleeps, so no balancer ever sees two runnable threads to spread), and the
+// same code then measures a context switch instead of a wakeup across
+// CPUs. "apart" pins the two workers to CPUs of their own (each has a
+// core), "shared" pins both to one CPU, "free" leaves them to the
+// scheduler. Next to the latency, the CPU
 // the process used per round trip: a spin that wins latency by burning a
 // core shows there. A sweep of parklot's spin-before-sleep limit, one pair,
 // in wasm, shows what the default was chosen from.
@@ -15,7 +22,7 @@
 // variable (worker.mjs's conditionPingPong): parklot's Lock + Condition
 // through the npm package, against the multithreading package's Mutex +
 // Condvar (in its own process, multithreading-child.mjs).
-import { fail, gatedRound } from './pool.mjs';
+import { fail, gatedRound, pin } from './pool.mjs';
 import { quantile } from './table.mjs';
 
 const VARIANTS = [
@@ -30,6 +37,21 @@ const VARIANTS = [
 
 /** Pairs of workers bouncing their own words at once. */
 export const PAIRS = [1, 4];
+
+/**
+ * Where one pair's two workers run: pinned each to a CPU of its own, both
+ * pinned to one CPU, or wherever the scheduler puts them. Only the
+ * variants inside wasm and from JS run pinned: the lock + condition rows
+ * compare against a peer in another process, left to the scheduler.
+ */
+export const PLACEMENTS = [
+  { id: 'apart', cpus: [0, 1], name: 'a CPU each (pinned)' },
+  { id: 'shared', cpus: [0, 0], name: 'one CPU for both (pinned)' },
+  { id: 'free', cpus: null, name: "the scheduler's choice" },
+];
+const pinnable = (v) => v.where === 'wasm' || v.where === 'js';
+/** The key of a variant's rounds: the scheduler's placement keeps the plain one. */
+export const ppKey = (id, pairs, placement = 'free') => `${id}@${pairs}${placement === 'free' ? '' : `/${placement}`}`;
 
 /** Spin-before-sleep limits of the sweep (iterations; 0 sleeps at once). */
 export const SWEEP = [0, 1 << 13, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19];
@@ -48,9 +70,10 @@ export function latencyStats(samples) {
 
 /**
  * Runs the experiment on the pool's workers; resolves to {variants, pairs,
- * rounds: [{round, variant, pairs, cpuUsPerTrip, ...latencyStats}], pooled:
- * {"variant@pairs": latencyStats over every round's samples + cpuUsPerTrip
- * (median of the rounds')}, sweep: [{spins, ...latencyStats, cpuUsPerTrip}]}.
+ * placements, rounds: [{round, variant, pairs, placement, cpuUsPerTrip,
+ * ...latencyStats}], pooled: {ppKey(variant, pairs, placement): latencyStats
+ * over every round's samples + cpuUsPerTrip (median of the rounds')},
+ * sweep: [{spins, ...latencyStats, cpuUsPerTrip}]}.
  */
 export async function pingPong({ settings: s, glue, memory, pool, shared, packageRt, multithreading: mt }) {
   const pairsList = PAIRS.filter((p) => 2 * p <= pool.length);
@@ -64,13 +87,29 @@ export async function pingPong({ settings: s, glue, memory, pool, shared, packag
   // Each pair's Lock and Condition in the npm package's runtime.
   const packagePairs = Array.from({ length: maxPairs }, () => ({ lock: packageRt.lock(), condition: packageRt.condition() }));
 
-  /** One round: {samples, cpuUsPerTrip}, or null when the variant's peer was skipped. */
-  async function round(v, pairs, trips) {
-    // The spinning floor runs with one pair only: four pairs of pure spinners
-    // on two CPUs answer about once per time slice, so a round would take
-    // minutes and measure the scheduler.
-    if (v.id === 'wasm-spin' && pairs > 1) return null;
+  /**
+   * One round: {samples, cpuUsPerTrip}, or null when the variant's peer was
+   * skipped or the placement cannot be made (see PLACEMENTS).
+   */
+  async function round(v, pairs, trips, placement = PLACEMENTS[2]) {
+    // The spinning floor runs with one pair on CPUs of their own only: pure
+    // spinners sharing a CPU answer about once per time slice, so a round
+    // would take minutes and measure the scheduler.
+    if (v.id === 'wasm-spin' && (pairs > 1 || placement.id === 'shared')) return null;
+    if (placement.cpus) {
+      if (pairs !== 1 || !pinnable(v) || !pin(pool.slice(0, 2), placement.cpus)) return null;
+      try {
+        return await localRound(v, pairs, trips);
+      } finally {
+        pin(pool.slice(0, 2), null);
+      }
+    }
     if (v.remote) return remoteRound(v, pairs, trips);
+    return localRound(v, pairs, trips);
+  }
+
+  /** A round on the pool's workers, checked: every round trip timed, every word back at 0. */
+  async function localRound(v, pairs, trips) {
     for (let p = 0; p < pairs; p++) Atomics.store(word(p), 0, 0);
     const task = (i) => ({
       task: 'ping-pong', how: v.how, side: v.side, wordAddr: wordAddr(i >> 1),
@@ -100,18 +139,21 @@ export async function pingPong({ settings: s, glue, memory, pool, shared, packag
 
   const variants = VARIANTS.filter((v) => !v.remote || mt.available);
 
-  for (const pairs of pairsList) for (const v of variants) await round(v, pairs, s.pingPongWarmupTrips);
+  // Each round runs every variant under every placement (one pair) and
+  // then the oversubscribed pairs, the scheduler's placement last so that
+  // the pinned rounds cannot leave the pair where the free round starts.
+  const plan = pairsList.flatMap((pairs) => (pairs === 1 ? PLACEMENTS : [PLACEMENTS[2]])
+    .flatMap((placement) => variants.map((v) => ({ v, pairs, placement }))));
+  for (const { v, pairs, placement } of plan) await round(v, pairs, s.pingPongWarmupTrips, placement);
   const rounds = [];
   const all = {};
   for (let r = 0; r < s.rounds; r++) {
-    for (const pairs of pairsList) {
-      for (const v of variants) {
-        const res = await round(v, pairs, s.pingPongTrips);
-        if (!res) continue;
-        const { samples, cpuUsPerTrip } = res;
-        (all[`${v.id}@${pairs}`] ??= []).push({ samples, cpuUsPerTrip });
-        rounds.push({ round: r, variant: v.id, pairs, cpuUsPerTrip, ...latencyStats(samples) });
-      }
+    for (const { v, pairs, placement } of plan) {
+      const res = await round(v, pairs, s.pingPongTrips, placement);
+      if (!res) continue;
+      const { samples, cpuUsPerTrip } = res;
+      (all[ppKey(v.id, pairs, placement.id)] ??= []).push({ samples, cpuUsPerTrip });
+      rounds.push({ round: r, variant: v.id, pairs, placement: placement.id, cpuUsPerTrip, ...latencyStats(samples) });
     }
   }
   const pooled = Object.fromEntries(Object.entries(all).map(([k, rs]) => [k, {
@@ -143,8 +185,10 @@ export async function pingPong({ settings: s, glue, memory, pool, shared, packag
   return {
     // Only those measured (a peer skipped mid-run has no pooled entry; the
     // floor has one pair only): the report looks up each pair count's entry.
-    variants: variants.filter((v) => pairsList.some((p) => all[`${v.id}@${p}`])).map(({ id, where, who, name }) => ({ id, where, who, name })),
+    variants: variants.filter((v) => pairsList.some((p) => all[ppKey(v.id, p)])).map(({ id, where, who, name }) => ({ id, where, who, name })),
     pairs: pairsList,
+    // The placements that ran (pinning needs Linux, taskset and 2 CPUs).
+    placements: PLACEMENTS.filter((pl) => Object.keys(all).some((k) => k === ppKey(k.split('@')[0], 1, pl.id))).map(({ id, name }) => ({ id, name })),
     defaultSpinLimit,
     rounds,
     pooled,

@@ -1,7 +1,7 @@
 // The benchmark's worker pool and rounds, shared by run.mjs and the V8
 // Atomics.Mutex child (v8-mutex.mjs): workers wait at one start gate, run a
 // task for a while, and report what they counted.
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -145,6 +145,7 @@ export function withTimeout(promise, ms, what) {
 export class PoolWorker {
   constructor(index, workerData) {
     this.index = index;
+    this.tid = null; // the kernel's id of its thread, from its 'ready' (Linux)
     this.inbox = [];
     this.waiting = [];
     this.exiting = false;
@@ -192,17 +193,39 @@ export class PoolWorker {
  * of 8 workers hung, every thread asleep, and process.exit could not end it).
  */
 export async function startPool(n, workerData, timeoutMs, { oneAtATime = false } = {}) {
+  const ready = (w) => w.expect('ready').then((m) => { w.tid = m.tid ?? null; });
   if (!oneAtATime) {
     const pool = Array.from({ length: n }, (_, i) => new PoolWorker(i, workerData));
-    await withTimeout(Promise.all(pool.map((w) => w.expect('ready'))), timeoutMs, 'worker start');
+    await withTimeout(Promise.all(pool.map(ready)), timeoutMs, 'worker start');
     return pool;
   }
   const pool = [];
   for (let i = 0; i < n; i++) {
     pool.push(new PoolWorker(i, workerData));
-    await withTimeout(pool[i].expect('ready'), timeoutMs, `worker ${i} start`);
+    await withTimeout(ready(pool[i]), timeoutMs, `worker ${i} start`);
   }
   return pool;
+}
+
+/**
+ * Pins worker `workers[i]`'s thread to CPU `cpus[i]` (util-linux's taskset
+ * on the thread's id), or with `cpus` null lets each run on every CPU again.
+ * Returns false, changing nothing, where threads cannot be pinned (no
+ * /proc, no taskset, or fewer CPUs than asked for): an experiment then says
+ * which placements it could not run. Used to run a round under a stated
+ * placement (each of two workers on a CPU of its own, or both on one)
+ * instead of whatever the scheduler picks.
+ */
+export function pin(workers, cpus) {
+  const all = `0-${os.availableParallelism() - 1}`;
+  if (workers.some((w) => w.tid === null)) return false;
+  if (cpus && cpus.some((c) => c >= os.availableParallelism())) return false;
+  try {
+    workers.forEach((w, i) => execFileSync('taskset', ['-p', '-c', cpus ? String(cpus[i]) : all, String(w.tid)], { stdio: 'ignore' }));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // Who had the CPUs during a round: this process's CPU time (all threads)

@@ -15,6 +15,7 @@
 // 'ping-pong' (wake another worker back and forth, timing round trips), and
 // experiment 6's 'rw' (read or write a reader-writer lock), 'semaphore'
 // (acquire and release one permit) and 'barrier' (pass a barrier together).
+import { readlinkSync } from 'node:fs';
 import { workerData, parentPort } from 'node:worker_threads';
 import { jsLock, jsUnlock } from './js-mutex.mjs';
 import { CELLS, loadMultithreading } from './pool.mjs';
@@ -372,4 +373,12 @@ parentPort.on('message', (cmd) => {
   parentPort.postMessage({ type: 'done', ...task(cmd) });
 });
 
-parentPort.postMessage({ type: 'ready' });
+// This thread's kernel id ("pid/task/tid"), so that the pool can pin it to
+// a CPU (pool.mjs's pin); null where there is no /proc.
+let tid = null;
+try {
+  tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+} catch {
+  // not Linux: experiments that pin threads say they could not
+}
+parentPort.postMessage({ type: 'ready', tid });
