@@ -295,7 +295,10 @@ impl Condition {
         self.notify_slow(usize::MAX)
     }
 
+    // Never inlined: its queue walk's stack frame would otherwise be set up
+    // by every notify, waiters or not.
     #[cold]
+    #[inline(never)]
     fn notify_slow(&self, count: usize) -> usize {
         // SAFETY: the callback only stores this condition's byte.
         unsafe {

@@ -384,25 +384,45 @@ impl Lock {
     /// # Panics
     /// If the lock is not locked.
     pub fn unlock_fair(&self) {
-        if self
-            .state
-            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
-            .is_err()
-        {
+        if !self.release_alone() {
             self.unlock_slow_or_panic(true);
         }
     }
 
     /// Like [`unlock`](Self::unlock), but a lock that is not locked is
     /// reported instead of panicking (and left untouched).
+    #[inline]
     pub fn checked_unlock(&self) -> Result<(), NotLocked> {
+        // A plain `LOCKED` byte (nobody queued, no mark) is released by one
+        // CAS here; the rest of the protocol stays out of line, with the
+        // stack frame its queue walk needs (160 bytes of wasm's shadow stack,
+        // set up and torn down on every call when this was one function).
+        // Not a swap as in `unlock`: a byte that is not locked must not be
+        // touched, even for a moment.
+        if self.release_alone() {
+            return Ok(());
+        }
         self.release(false, 0)
     }
 
     /// Like [`unlock_fair`](Self::unlock_fair), but a lock that is not
     /// locked is reported instead of panicking (and left untouched).
+    #[inline]
     pub fn checked_unlock_fair(&self) -> Result<(), NotLocked> {
+        // With nobody queued there is nobody to hand the lock to.
+        if self.release_alone() {
+            return Ok(());
+        }
         self.release(true, 0)
+    }
+
+    /// Releases a plain `LOCKED` byte (nobody queued, no mark) with one CAS;
+    /// false, changing nothing, for any other byte.
+    #[inline]
+    fn release_alone(&self) -> bool {
+        self.state
+            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Whether some thread holds the lock (a snapshot).
@@ -626,6 +646,7 @@ impl Lock {
     /// The whole unlock protocol, fast path included. `mark` (0 or
     /// `OWNER_DIED`) is left set in the released byte; a marked release never
     /// hands over.
+    #[inline(never)]
     fn release(&self, force_fair: bool, mark: u8) -> Result<(), NotLocked> {
         loop {
             let state = self.state.load(Ordering::Relaxed);
