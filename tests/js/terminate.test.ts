@@ -139,6 +139,19 @@ describe('a worker that dies holding a lock', () => {
     lock.unlock();
   });
 
+  it('several, one released out of order first: each one still held is released and marked, the other is left alone', async () => {
+    const [a, b, c] = [rt.lock(), rt.lock(), rt.lock()];
+    const w = spawn(rt, 'holdSeveral', { take: [a.address, b.address, c.address], release: [b.address] });
+    await w.next('held');
+    expect([a.isLocked(), b.isLocked(), c.isLocked()]).toEqual([true, false, true]);
+    await w.worker.terminate();
+    await until(() => !a.isLocked() && !c.isLocked(), "the dead worker's locks to be released");
+    expect(outcome(() => a.lock())).toMatch(/^OwnerDiedError/);
+    expect(outcome(() => c.lock())).toMatch(/^OwnerDiedError/);
+    b.lock(); // never held by the dead worker when it died: no mark
+    for (const l of [a, b, c]) l.unlock();
+  });
+
   it('withLock releases it and rethrows; the owner-died mark is then gone', async () => {
     const lock = rt.lock();
     const a = spawn(rt, 'holdForever', { lock: lock.address });
@@ -252,6 +265,21 @@ describe('ownership', () => {
     b.unlock();
     expect(condition.notifyOne()).toBe(true);
     expect(await withTimeout(waiter.done, DEADLINE_MS, 'the waiter to finish')).toBe(true);
+  });
+
+  it('a thread holding several locks, released out of order, is told exactly which it holds', () => {
+    const [a, b, c] = [rt.lock(), rt.lock(), rt.lock()];
+    a.lock();
+    b.lock();
+    c.lock();
+    b.unlock(); // neither the first nor the last taken
+    expect(outcome(() => a.lock())).toMatch(/this thread already holds the lock/);
+    expect(outcome(() => c.lock())).toMatch(/this thread already holds the lock/);
+    b.lock(); // let go of: taken again
+    a.unlock(); // the first taken, with two taken after it
+    a.lock();
+    for (const l of [c, b, a]) l.unlock();
+    expect(outcome(() => a.unlock())).toMatch(/not locked/);
   });
 
   it('lock() on a lock this thread holds throws instead of deadlocking', () => {

