@@ -45,10 +45,11 @@ export const PAIRS = [1, 4];
  * compare against a peer in another process, left to the scheduler.
  */
 export const PLACEMENTS = [
+  { id: 'free', cpus: null, name: "the scheduler's choice" },
   { id: 'apart', cpus: [0, 1], name: 'a CPU each (pinned)' },
   { id: 'shared', cpus: [0, 0], name: 'one CPU for both (pinned)' },
-  { id: 'free', cpus: null, name: "the scheduler's choice" },
 ];
+const FREE = PLACEMENTS[0];
 const pinnable = (v) => v.where === 'wasm' || v.where === 'js';
 /** The key of a variant's rounds: the scheduler's placement keeps the plain one. */
 export const ppKey = (id, pairs, placement = 'free') => `${id}@${pairs}${placement === 'free' ? '' : `/${placement}`}`;
@@ -91,7 +92,7 @@ export async function pingPong({ settings: s, glue, memory, pool, shared, packag
    * One round: {samples, cpuUsPerTrip}, or null when the variant's peer was
    * skipped or the placement cannot be made (see PLACEMENTS).
    */
-  async function round(v, pairs, trips, placement = PLACEMENTS[2]) {
+  async function round(v, pairs, trips, placement = FREE) {
     // The spinning floor runs with one pair on CPUs of their own only: pure
     // spinners sharing a CPU answer about once per time slice, so a round
     // would take minutes and measure the scheduler.
@@ -139,10 +140,12 @@ export async function pingPong({ settings: s, glue, memory, pool, shared, packag
 
   const variants = VARIANTS.filter((v) => !v.remote || mt.available);
 
-  // Each round runs every variant under every placement (one pair) and
-  // then the oversubscribed pairs, the scheduler's placement last so that
-  // the pinned rounds cannot leave the pair where the free round starts.
-  const plan = pairsList.flatMap((pairs) => (pairs === 1 ? PLACEMENTS : [PLACEMENTS[2]])
+  // Each round runs every variant under every placement (one pair), the
+  // scheduler's first, and then the oversubscribed pairs: so the free rounds
+  // follow the 8-worker rounds, which leave the pair wherever the scheduler
+  // put it, and not a pinned round, which would leave both workers on one
+  // CPU or on two.
+  const plan = pairsList.flatMap((pairs) => (pairs === 1 ? PLACEMENTS : [FREE])
     .flatMap((placement) => variants.map((v) => ({ v, pairs, placement }))));
   for (const { v, pairs, placement } of plan) await round(v, pairs, s.pingPongWarmupTrips, placement);
   const rounds = [];
