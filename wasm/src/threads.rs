@@ -51,7 +51,8 @@ struct Entry {
 /// all): keeping the holds cost 1.2 ns a pair when every lock went into
 /// the list (its capacity, length and a scan on each call), 0.7 ns now.
 struct HeldLocks {
-    /// The lock taken last, or [`HeldLocks::NONE`].
+    /// One held lock, or [`HeldLocks::NONE`]: the one taken last, until a
+    /// release of it moves one from `rest` here.
     last: u32,
     /// The others, in no particular order.
     rest: Vec<u32>,
