@@ -249,18 +249,17 @@ export class RuntimeAtomics {
 /** The async half of `waitAsync`: "ok" once notified, "timed-out" at the deadline. */
 function waitForNotify(core: Core, address: number, record: WaiterRecord, deadline: number): Promise<'ok' | 'timed-out'> {
   core.keepAlive.enter();
-  const done = <T>(value: T): T => {
+  const done = (): void => {
     core.keepAlive.leave();
     core.pool.give(record);
-    return value;
   };
-  return settleQuickly(core, record, deadline, () => done('ok' as const), async () => {
+  return settleQuickly(core, record, deadline, 'ok' as const, done, async () => {
     try {
       if (await settle(core, record, deadline)) return 'ok';
       // Timed out; a notify may have claimed the record in the meantime (then "ok").
       return core.glue.atomics_wait_async_cancel(address, record.address) === 0 ? 'ok' : 'timed-out';
     } finally {
-      done(undefined);
+      done();
     }
   });
 }

@@ -2,6 +2,7 @@
 // "timed-out"), notify counts, FIFO order, waitAsync's result objects, 32 and
 // 64 bits, and argument handling checked against the engine's own Atomics on
 // a plain SharedArrayBuffer for a matrix of odd arguments.
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
 import { outcome, sleep, spawn } from './helpers.js';
@@ -200,7 +201,35 @@ describe('waitAsync', () => {
       rt.atomics.notify(w, 0);
       await r.value;
     }
-    expect(rt.waiterRecords - before).toBeLessThanOrEqual(1);
+    // One in flight, and the one before it: a woken wait gives its record
+    // back after the continuation of its `await` ran, which here waits again.
+    expect(rt.waiterRecords - before).toBeLessThanOrEqual(2);
+  });
+
+  it('close() in the continuation of a woken waitAsync: the wait was settled, nothing is cancelled or lost', async () => {
+    const own = await Runtime.create();
+    const w = own.int32(own.alloc(4, 4));
+    const other = own.int32(own.alloc(4, 4));
+    const r = own.atomics.waitAsync(w, 0, 0);
+    const pending = own.atomics.waitAsync(other, 0, 0); // still queued at close()
+    expect(own.atomics.notify(w, 0)).toBe(1);
+    expect(await r.value).toBe('ok');
+    own.close(); // before the woken wait's bookkeeping
+    await expect(pending.value).rejects.toThrow(/closed/);
+  });
+
+  it('a Node main thread whose last step is an awaited waitAsync exits once woken (the keep-alive is let go)', () => {
+    const script = `
+      import { Runtime } from ${JSON.stringify(new URL('../../js/dist/index.js', import.meta.url).href)};
+      const rt = await Runtime.create();
+      const w = rt.int32(rt.alloc(4, 4));
+      const r = rt.atomics.waitAsync(w, 0, 0);
+      setTimeout(() => rt.atomics.notify(w, 0), 20);
+      console.log(await r.value); // and nothing else keeps the process alive
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.error).toBeUndefined(); // ETIMEDOUT if it never exits
+    expect([run.status, run.stdout.trim()]).toEqual([0, 'ok']);
   });
 });
 
