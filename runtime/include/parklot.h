@@ -456,6 +456,31 @@ int32_t parklot_once_wait_async_resume(parklot_once_t *once, parklot_async_waite
 /** Once, giving up: 1 if the run ended first, 0 if not, PARKLOT_EINVAL. */
 int32_t parklot_once_wait_async_cancel(parklot_once_t *once, parklot_async_waiter_t *waiter);
 
+/* ---- Tuning (process-wide) ------------------------------------------------ */
+
+/* The defaults are measured; these are for benchmarks and for hosts that
+ * measure their own machine. Each setting applies to every lock and wait in
+ * the process and returns the one it replaced. Set them from one thread at a
+ * time: two threads setting one at once may each be told the value from
+ * before both. */
+
+/** How many times a contended parklot_lock retries before it parks
+ *  (default 40; 0: park at once). Returns the previous limit. */
+uint32_t parklot_set_spin_limit(uint32_t spins);
+
+/** How many iterations a parked thread may spin, watching for its wakeup,
+ *  before it sleeps (default 2048 natively; 0: sleep at once). Returns the
+ *  previous limit. */
+uint32_t parklot_set_park_spin_limit(uint32_t spins);
+
+/** How a release that wakes one of several parked threads leaves the lock:
+ *  1, the woken thread carries the "others are parked" bit (the most
+ *  throughput where threads cannot yield); 0, the lock keeps the bit and
+ *  marks the wake in flight (the native default, the fairest). Returns the
+ *  previous policy (0 or 1), or PARKLOT_EINVAL for any other value, which
+ *  changes nothing. */
+int32_t parklot_set_carry_parked(int32_t on);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -66,6 +66,9 @@ mod ffi_async_wait;
 // The C ABI of the toolkit's asynchronous forms (a record queues, not the thread).
 #[cfg(not(loom))]
 mod ffi_async_toolkit;
+// The C ABI's process-wide tuning knobs.
+#[cfg(not(loom))]
+mod ffi_tuning;
 
 pub use blocking::{set_thread_may_block, thread_may_block};
 pub use clock::Instant;

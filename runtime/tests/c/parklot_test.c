@@ -237,19 +237,26 @@ static void *counter_thread(void *arg)
     return (void *)errors;
 }
 
-static void test_counter(void)
+/* Runs COUNTER_THREADS counter_threads on `c`; returns how many lock/unlock calls failed. */
+static long long run_counter(struct counter *c)
 {
-    struct counter c = { PARKLOT_LOCK_INIT, 0 };
     pthread_t threads[COUNTER_THREADS];
     long long errors = 0;
 
     for (int i = 0; i < COUNTER_THREADS; i++)
-        threads[i] = spawn(counter_thread, &c);
+        threads[i] = spawn(counter_thread, c);
     for (int i = 0; i < COUNTER_THREADS; i++) {
         void *ret;
         pthread_join(threads[i], &ret);
         errors += (intptr_t)ret;
     }
+    return errors;
+}
+
+static void test_counter(void)
+{
+    struct counter c = { PARKLOT_LOCK_INIT, 0 };
+    long long errors = run_counter(&c);
     check_eq(c.value, (long long)COUNTER_THREADS * COUNTER_ITERATIONS,
              "8 threads x 100000 increments of a plain counter under one lock are exact");
     check_eq(errors, 0, "... and every lock/unlock in them returned 0");
@@ -1380,6 +1387,41 @@ static void test_async_once(void)
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* ---- tuning ------------------------------------------------------------------ */
+
+/* Whether COUNTER_THREADS threads counting under one lock, with the settings
+ * as they are, come out exact with no failed call. */
+static int counter_exact(void)
+{
+    struct counter c = { PARKLOT_LOCK_INIT, 0 };
+    long long errors = run_counter(&c);
+    return errors == 0 && c.value == (long long)COUNTER_THREADS * COUNTER_ITERATIONS && parklot_is_locked(&c.lock) == 0;
+}
+
+static void test_tuning(void)
+{
+    uint32_t spins = parklot_set_spin_limit(0);
+    check_eq(spins, 40, "parklot_set_spin_limit returns the limit it replaced, the default 40");
+    check(counter_exact(), "... and with 0 (park at once) 8 threads x 100000 increments under one lock are exact");
+    check_eq(parklot_set_spin_limit(spins), 0, "... and setting 40 back returns the 0 it replaced");
+
+    check_eq(parklot_set_carry_parked(2), PARKLOT_EINVAL, "parklot_set_carry_parked(2) -> PARKLOT_EINVAL");
+    check_eq(parklot_set_carry_parked(-1), PARKLOT_EINVAL, "parklot_set_carry_parked(-1) -> PARKLOT_EINVAL");
+    int32_t carry = parklot_set_carry_parked(1);
+    check_eq(carry, 0, "... which changed nothing: 1 replaced the native default, 0");
+    check(counter_exact(), "... and with 1 (the woken thread carries the parked bit) the 8 threads' count is exact");
+    check_eq(parklot_set_carry_parked(carry), 1, "... and setting 0 back returns the 1 it replaced");
+
+    uint32_t park = parklot_set_park_spin_limit(0);
+    check_eq(park, 2048, "parklot_set_park_spin_limit returns the limit it replaced, the native default 2048");
+    struct word_waiter w = { 5, 0, -100 };
+    uint64_t woken;
+    int32_t got = wait_and_notify(wait32_thread, &w, &w.word32, &woken);
+    check(got == PARKLOT_WAIT_OK && woken == 1, "... and with 0 (sleep at once) a wait32 waiter is woken by notify, which returns 1");
+    check(counter_exact(), "... and the 8 threads' count is exact");
+    check_eq(parklot_set_park_spin_limit(park), 0, "... and setting 2048 back returns the 0 it replaced");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep the lines so far if we crash */
@@ -1404,6 +1446,7 @@ int main(void)
     test_notify_fifo();
     test_wait_async_outcomes();
     test_wait_async_races();
+    test_tuning();
 
     /* reader-writer lock, semaphore, barrier, once */
     test_rwlock_basics();
