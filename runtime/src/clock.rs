@@ -46,7 +46,7 @@ impl Instant {
         self.nanos
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn from_nanos(nanos: u64) -> Instant {
         Instant { nanos }
     }

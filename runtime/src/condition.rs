@@ -24,10 +24,13 @@
 //! act passes that notify on to the next waiter (as POSIX asks of a cancelled
 //! waiter), so a dead waiter never swallows a wakeup a live one needed.
 
-use crate::clock::{deadline_after, Instant};
+#[cfg(not(loom))]
+use crate::clock::deadline_after;
+use crate::clock::Instant;
 use crate::lock::Lock;
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
+#[cfg(not(loom))]
 use core::time::Duration;
 
 /// Unpark token of a `notify_one` (passed on if its waiter is reaped before

@@ -273,6 +273,8 @@ impl Bucket {
 pub(super) struct Table {
     /// `2^bits` buckets, leaked on purpose: buckets move to every later table.
     pub(super) buckets: Box<[*const Bucket]>,
+    /// Read by the hash only (under loom every key shares bucket 0).
+    #[cfg_attr(loom, allow(dead_code))]
     bits: u32,
     /// The table this one replaced, kept alive forever (see the module docs).
     _retired: *const Table,

@@ -113,7 +113,8 @@ pub fn install_time_source(_now_ns: fn() -> u64) -> bool {
 }
 
 /// Lets another thread run. wasm has no scheduler call: the spin hint is the
-/// closest there is.
+/// closest there is. (Under loom, `sync::yield_now` yields to the model.)
+#[cfg(not(loom))]
 #[inline]
 pub(crate) fn yield_now() {
     #[cfg(not(target_family = "wasm"))]
