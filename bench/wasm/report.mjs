@@ -64,7 +64,24 @@ export function summarize(experiments, settings) {
     pingPong: pingPongSummaries(experiments.pingPong),
     pingPongSweep: experiments.pingPong.sweep ?? [],
     pingPongDefaultSpins: experiments.pingPong.defaultSpinLimit,
+    mainWake: mainWakeSummary(experiments.mainWake),
   };
+}
+
+/**
+ * Experiment 5 (results from before it existed have none: null): the pooled
+ * samples' statistics, and for each of `median` and `p99`, from each start
+ * point, the spread over rounds of each round's parklot / engine ratio.
+ */
+function mainWakeSummary(mainWake) {
+  if (!mainWake || mainWake.skipped) return mainWake?.skipped ? { skipped: mainWake.skipped } : null;
+  const ratios = {};
+  for (const from of ['main', 'after']) {
+    for (const q of ['median', 'p99']) {
+      ratios[`${from}-${q}`] = spread(mainWake.rounds.map((r) => r.stats[`${from}-parklot`][q] / r.stats[`${from}-engine`][q]));
+    }
+  }
+  return { pooled: mainWake.pooled, ratios, rounds: mainWake.rounds.length };
 }
 
 // ---------------------------------------------------------------- goals
@@ -170,7 +187,26 @@ export function goals(sum, settings) {
       met: wakeOver >= 1 && wakeOverJs >= 1 ? true : ppRounds('wasm-parklot').min <= ppRounds('wasm-engine').max ? 'within noise' : false,
     },
     conditionGoal(),
+    ...mainWakeGoals(sum.mainWake),
   ];
+}
+
+/** The page-wake goal, on Node's main thread: parklot / engine ≤ 1 at the median and p99, from each start point. */
+function mainWakeGoals(w) {
+  const goal = (from) => (from === 'main'
+    ? "Node's main thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call"
+    : 'the same, timed from the notify call\'s return (the woken side alone)');
+  if (!w || w.skipped) return w?.skipped ? ['main', 'after'].map((from) => ({ goal: goal(from), measured: `not run: ${w.skipped}`, met: null })) : [];
+  return ['main', 'after'].map((from) => {
+    const r = (q) => w.ratios[`${from}-${q}`];
+    return {
+      goal: goal(from),
+      measured: ['median', 'p99'].map((q) => `${q} ${fixed(r(q).median)}x (${fixed(r(q).min)}–${fixed(r(q).max)}x)`).join(', ') +
+        `; all rounds' samples, µs median: parklot ${fixed(w.pooled[`${from}-parklot`].median, 1)}, engine ${fixed(w.pooled[`${from}-engine`].median, 1)}`,
+      // noise: in some round parklot was at or under the engine at both
+      met: r('median').median <= 1 && r('p99').median <= 1 ? true : r('median').min <= 1 && r('p99').min <= 1 ? 'within noise' : false,
+    };
+  });
 }
 
 // --------------------------------------------------------------- charts
@@ -246,6 +282,20 @@ function charts(sum, settings, peers) {
         })),
       })).filter((series) => series.points.length),
     },
+    ...(sum.mainWake?.pooled ? [{
+      id: 'main-wake',
+      title: "Node's main thread woken through waitAsync by a worker's notify (median, whiskers p10–p90)",
+      kind: 'bar',
+      x: { label: 'timed from', log: false },
+      y: { label: 'µs per wake-up', log: false },
+      series: ['parklot', 'engine'].map((who) => ({
+        name: who === 'engine' ? 'engine (Atomics)' : 'parklot (rt.atomics)',
+        points: [['main', 'before the notify call'], ['after', "the notify call's return"]].map(([from, x]) => {
+          const v = sum.mainWake.pooled[`${from}-${who}`];
+          return { x, y: v.median, min: v.p10, max: v.p90 };
+        }),
+      })),
+    }] : []),
     {
       id: 'uncontended',
       title: `Uncontended lock + unlock on one thread (median, whiskers min–max of ${settings.singleRuns} runs)`,
@@ -324,6 +374,18 @@ function markdown({ date, quick, machine, params: s, skipped }, sum, goalRows) {
     p();
     p(markdownTable([{ title: 'spin limit' }, { title: 'µs median' }, { title: 'p10' }, { title: 'p90' }, { title: 'CPU µs / trip' }],
       sum.pingPongSweep.map((v) => [v.spins, fixed(v.median / 1e3), fixed(v.p10 / 1e3), fixed(v.p90 / 1e3), fixed(v.cpuUsPerTrip, 1)])));
+    p();
+  }
+  if (sum.mainWake?.pooled) {
+    p("## 5. Node's main thread woken through waitAsync");
+    p();
+    p(`The main thread waits in two loops at once, one with parklot's \`rt.atomics.waitAsync\` (the npm package) and one with the engine's \`Atomics.waitAsync\`, on words of the package's memory. One worker, every ${s.wakeTickMs / 2} ms, alternately stamps the time, bumps one of the words, notifies it (\`rt.atomics.notify\` or \`Atomics.notify\`) and stamps the call's return; ${s.rounds} rounds of ${s.wakeRoundMs} ms after one dropped. **main**: timed from before the notify call (includes the notifier's call and the event loop's turn); **after**: from the call's return, the woken side alone. The goals take each round's parklot / engine ratio; this table pools all rounds' samples.`);
+    p();
+    p(markdownTable([{ title: 'measurement', left: true }, { title: 'samples' }, { title: 'mean' }, { title: 'p10' }, { title: 'median' }, { title: 'p90' }, { title: 'p99' }],
+      Object.entries(sum.mainWake.pooled).map(([k, v]) => [k, v.n, fixed(v.mean, 1), fixed(v.p10, 1), fixed(v.median, 1), fixed(v.p90, 1), fixed(v.p99, 1)])));
+    p();
+  } else if (sum.mainWake?.skipped) {
+    p(`## 5. Node's main thread woken through waitAsync: not run (${sum.mainWake.skipped})`);
     p();
   }
   p('### Legend');

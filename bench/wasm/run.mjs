@@ -25,6 +25,7 @@ import { loadWasm, machineInfo, packageRuntime, suiteArgs, writeResults } from '
 import { lockThroughput } from './throughput.mjs';
 import { uncontended, waitNotify } from './single.mjs';
 import { PAIRS, pingPong } from './ping-pong.mjs';
+import { mainWake } from './main-wake.mjs';
 import { startMultithreading } from './multithreading.mjs';
 import { emccVersion } from './emscripten.mjs';
 import { report } from './report.mjs';
@@ -43,6 +44,8 @@ const SETTINGS = {
   pingPongTrips: QUICK ? 200 : 2000, // round trips per ping-pong round
   pingPongWarmupTrips: QUICK ? 50 : 200,
   pingPongSweep: true, // also sweep the spin-before-sleep limit (one pair, wasm)
+  wakeTickMs: 10, // how often the main thread is woken through each API
+  wakeRoundMs: QUICK ? 300 : 2000, // each main-thread wake-up round
   roundTimeoutMs: 30_000, // a round still running after this is a deadlock
 };
 
@@ -75,6 +78,8 @@ ctx.pool = await startPool(maxWorkers, {
 const throughputResult = await lockThroughput(ctx);
 log(`ping-pong: ${SETTINGS.rounds} rounds of ${SETTINGS.pingPongTrips} round trips per variant and pair count, and the spin-limit sweep`);
 const pingPongResult = await pingPong(ctx);
+log(`main thread woken through waitAsync: ${SETTINGS.rounds} rounds of ${SETTINGS.wakeRoundMs} ms, a wake-up per API every ${SETTINGS.wakeTickMs} ms`);
+const mainWakeResult = await mainWake({ ...ctx, packageUrl });
 // One-thread experiments last, while the workers sleep: by now threads have
 // parked, so the ParkingLot's table exists, as in a program that has run a
 // while (before any park, a notify finds no table and returns sooner).
@@ -101,6 +106,7 @@ const results = {
     uncontended: uncontendedResult,
     waitNotify: waitNotifyResult,
     pingPong: pingPongResult,
+    mainWake: mainWakeResult,
   },
 };
 const { summaries, goals, charts, markdown } = report(results);
