@@ -273,7 +273,9 @@ export class Runtime {
 
   /**
    * How many async waiter records this thread has made: at most the number of
-   * async waits it ever had in flight at once, since records are reused.
+   * async waits it ever had in flight at once, since records are reused (an
+   * `rt.atomics.waitAsync` that was notified counts as in flight until the
+   * code awaiting it has run: a loop that waits again at once keeps two).
    *
    * @example
    * await lock.lockAsync(); lock.unlock();
