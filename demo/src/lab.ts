@@ -1,11 +1,9 @@
 /** The wait/notify lab page: runs the workers, keeps the samples, draws the histograms. */
 import { Runtime } from '../../js/dist/index.js';
 import { Chart, byId, colourFor, duration, isolated, quantile, showError } from './common.js';
+import { Samples, binRange, edgeOf, maxCount, roundUp } from './histogram.js';
 import { LAB, type Api, type LabInit, type LabReply } from './lab-protocol.js';
 
-/** Histogram bins: four per doubling, from 1 µs up; times in ms. */
-const BINS_PER_OCTAVE = 4;
-const FIRST_EDGE_MS = 0.001;
 const TICK_MS = 10;
 const REDRAW_MS = 250;
 
@@ -30,26 +28,6 @@ declare global {
   interface Window {
     /** The lab, for the browser benchmark (bench/browser) and tests. */
     parklotLab?: { run(seconds: number, parts?: LabParts): Promise<Record<Measurement, number[]>> };
-  }
-}
-
-function binOf(ms: number): number {
-  return Math.max(0, Math.floor(Math.log2(ms / FIRST_EDGE_MS) * BINS_PER_OCTAVE));
-}
-function edgeOf(bin: number): number {
-  return FIRST_EDGE_MS * 2 ** (bin / BINS_PER_OCTAVE);
-}
-
-class Samples {
-  readonly all: number[] = [];
-  readonly bins = new Map<number, number>();
-  add(ms: number): void {
-    this.all.push(ms);
-    const b = binOf(ms);
-    this.bins.set(b, (this.bins.get(b) ?? 0) + 1);
-  }
-  sorted(): number[] {
-    return [...this.all].sort((a, b) => a - b);
   }
 }
 
@@ -83,32 +61,6 @@ function drawHistogram(chart: Chart<'bar'>, groups: Samples[], range: [number, n
   // The axes as drawn, for tests: the y maximum and how many bins have a label.
   chart.canvas.dataset['yMax'] = String(chart.scales['y']!.max);
   chart.canvas.dataset['xLabels'] = `${chart.scales['x']!.ticks.filter((t) => t.label !== '' && t.label !== undefined).length}/${bins.length}`;
-}
-
-/** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten) at least `n`: a y-axis maximum. */
-function roundUp(n: number): number {
-  if (!(n > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(n));
-  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8]) if (m * power >= n) return m * power;
-  return 10 * power;
-}
-
-function binRange(groups: Samples[]): [number, number] {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const g of groups) {
-    for (const b of g.bins.keys()) {
-      lo = Math.min(lo, b);
-      hi = Math.max(hi, b);
-    }
-  }
-  return lo === Infinity ? [0, -1] : [Math.max(0, lo - 1), hi + 1];
-}
-
-function maxCount(groups: Samples[]): number {
-  let m = 0;
-  for (const g of groups) for (const c of g.bins.values()) m = Math.max(m, c);
-  return m;
 }
 
 function spawn(role: LabInit['role'], init: Omit<LabInit, 'type' | 'role'>): { worker: Worker; ready: Promise<void>; done: Promise<void> } {
@@ -212,7 +164,9 @@ async function main(): Promise<void> {
       if (!r.async) continue; // a tick came in between: nothing to time
       if ((await r.value) !== 'ok') continue;
       const now = performance.timeOrigin + performance.now();
-      into.add(now - stamp[0]!);
+      // Each thread's clock is coarsened on its own (5 µs steps, with jitter):
+      // a quick wake-up can read below zero, and counts as 0.
+      into.add(Math.max(0, now - stamp[0]!));
       intoAfter.add(returned[0]! >= stamp[0]! ? Math.max(0, now - returned[0]!) : 0);
     }
   }
