@@ -11,7 +11,7 @@
 // ChartSpecs bench/chart.mjs renders) and DIR/wasm-chromium.md (the
 // tables), DIR defaulting to bench/results; progress goes to stderr. The
 // demo server and Chromium are started here and stopped before exit.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -38,7 +38,10 @@ const SETTINGS = {
   roundTimeoutMs: 30_000,
 };
 /** In --quick, a few locks stand for all: the smoke checks the plumbing, not the numbers. */
-const QUICK_LOCKS = ['parklot::Lock', 'std::sync::Mutex', 'pure-JS Atomics mutex', 'parklot Lock via the npm package (JS loop)'];
+const QUICK_LOCKS = ['parklot::Lock', 'std::sync::Mutex', 'pure-JS Atomics mutex', 'parklot Lock via the npm package (JS loop)', 'multithreading Mutex (npm, JS loop)', 'V8 Atomics.Mutex (JS loop)'];
+
+/** The `multithreading` package the demo bundles (package-lock.json pins it). */
+const MULTITHREADING_VERSION = JSON.parse(readFileSync(new URL('../../node_modules/multithreading/package.json', import.meta.url), 'utf8')).version;
 
 const log = (msg) => process.stderr.write(`[chromium] ${msg}\n`);
 
@@ -98,6 +101,12 @@ function histograms(lab) {
 const started = new Date();
 const server = await startServer();
 const browser = await launchBrowser();
+// V8's Atomics.Mutex exists only under --js-flags=--harmony-struct: a second
+// Chromium with that flag runs its rounds, in turn with every other lock's,
+// so that the flag touches no other lock's numbers. Idle between its rounds.
+const v8Browser = await launchBrowser(['--js-flags=--harmony-struct']);
+/** Peers that could not run here, with the reason (the report says so). */
+const skipped = [];
 let results;
 let labSamples;
 /** Per lab round, each measurement's sampleStats. */
@@ -111,20 +120,29 @@ try {
   await page.waitForSelector('#result[data-state=idle]', { timeout: 30_000 });
   const browserVersion = browser.context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent));
   const peers = await page.evaluate(() => window.parklotArena.arena.peers);
-  const [jsMutex, jsPackage] = await page.evaluate(() => [window.parklotArena.JS_MUTEX, window.parklotArena.JS_PACKAGE]);
+  const [jsMutex, jsPackage, jsMultithreading] = await page.evaluate(() => [window.parklotArena.JS_MUTEX, window.parklotArena.JS_PACKAGE, window.parklotArena.JS_MULTITHREADING]);
   let locks = [
     ...peers.map((name, peer) => ({ name, peer })),
     { name: 'pure-JS Atomics mutex', peer: jsMutex },
     { name: 'parklot Lock via the npm package (JS loop)', peer: jsPackage },
-  ];
+    { name: 'multithreading Mutex (npm, JS loop)', peer: jsMultithreading },
+  ].map((l) => ({ ...l, page }));
+  const v8Page = await v8Browser.context.newPage();
+  v8Page.on('pageerror', (e) => pageErrors.push(e.message));
+  v8Page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+  await v8Page.goto(`${server.url}arena.html`);
+  await v8Page.waitForSelector('#result[data-state=idle]', { timeout: 30_000 });
+  const [hasV8Mutex, jsV8Mutex] = await v8Page.evaluate(() => [window.parklotArena.arena.hasV8Mutex, window.parklotArena.JS_V8_MUTEX]);
+  if (hasV8Mutex) locks.push({ name: 'V8 Atomics.Mutex (JS loop)', peer: jsV8Mutex, page: v8Page });
+  else skipped.push({ peer: 'V8 Atomics.Mutex', reason: `Chromium ${browserVersion} has no Atomics.Mutex under --js-flags=--harmony-struct` });
   if (QUICK) locks = locks.filter((l) => QUICK_LOCKS.includes(l.name));
   const parklot = locks.find((l) => l.name === 'parklot::Lock') ?? fail('the arena offers no parklot::Lock');
 
   const configs = [];
   for (const workers of SETTINGS.workerCounts) {
-    for (const lock of locks) configs.push({ lock: lock.name, workers, peer: lock.peer, mainThread: false });
+    for (const lock of locks) configs.push({ lock: lock.name, workers, peer: lock.peer, mainThread: false, page: lock.page });
   }
-  configs.push({ lock: 'parklot::Lock + main thread (lockAsync)', workers: SETTINGS.mainThreadWorkers, peer: parklot.peer, mainThread: true });
+  configs.push({ lock: 'parklot::Lock + main thread (lockAsync)', workers: SETTINGS.mainThreadWorkers, peer: parklot.peer, mainThread: true, page });
 
   // Rounds interleave every configuration: A B C ..., A B C ...
   const rounds = [];
@@ -132,7 +150,7 @@ try {
     for (const c of configs) {
       const config = { workers: c.workers, peer: c.peer, work: SETTINGS.work, mainThread: c.mainThread };
       const r = await withTimeout(
-        page.evaluate(([config, ms]) => window.parklotArena.arena.run(config, ms), [config, SETTINGS.roundMs]),
+        c.page.evaluate(([config, ms]) => window.parklotArena.arena.run(config, ms), [config, SETTINGS.roundMs]),
         SETTINGS.roundTimeoutMs,
         `${c.lock} with ${c.workers} workers`,
       );
@@ -175,12 +193,14 @@ try {
     suite: 'wasm-chromium',
     date: started.toISOString(),
     quick: QUICK,
-    machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, browser: `Chromium ${browserVersion}`, node: process.version, platform: `${os.platform()} ${os.release()} ${os.arch()}` },
+    machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, browser: `Chromium ${browserVersion}`, node: process.version, multithreading: MULTITHREADING_VERSION, platform: `${os.platform()} ${os.release()} ${os.arch()}` },
     params: SETTINGS,
     // The lab's samples (hundreds of thousands) are kept as a histogram: 5 µs bins up to 1 ms, then the count above.
-    experiments: { throughput: { configs: configs.map(({ peer, ...c }) => c), rounds }, lab: histograms(lab), labRounds },
+    skipped,
+    experiments: { throughput: { configs: configs.map(({ peer, page, ...c }) => c), rounds }, lab: histograms(lab), labRounds },
   };
 } finally {
+  await v8Browser.close();
   await browser.close();
   await server.stop();
 }
@@ -220,7 +240,8 @@ function ratios(ours, theirs, goal, of = 'rate', from = 1) {
     const r = a.median / b.median;
     return `${n}w ${r.toFixed(2)}x${r < goal && a.max >= b.min * goal ? ' (noise)' : ''}`;
   });
-  return { text: text.join(', '), met: rows.length ? verdict(rows, goal) : false };
+  if (!rows.length) return { text: 'not run', met: null };
+  return { text: text.join(', '), met: verdict(rows, goal) };
 }
 /**
  * Seed 000's open question (take the best of ThunderLock and CascadeLock into
@@ -251,6 +272,7 @@ const LAB_AXIS = { ping: 'worker ping-pong round trip', main: 'main thread waitA
 function goalLines() {
   const pkg = 'parklot Lock via the npm package (JS loop)';
   const js = 'pure-JS Atomics mutex';
+  const mt = 'multithreading Mutex (npm, JS loop)';
   const ping = overRounds((r) => r['ping-native'].mean / r['ping-parklot'].mean);
   /** ours/theirs at each of `qs` for the page's wake-ups `which` ('main' or 'after'), each to be ≤ 1. */
   const wake = (which, qs) => {
@@ -263,10 +285,14 @@ function goalLines() {
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
     ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', ratios('parklot::Lock', 'std::sync::Mutex', 1)],
     ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', againstToys()],
+    ['parklot::Lock ≥ 1.5x the pure-JS Atomics mutex', ratios('parklot::Lock', js, 1.5)],
+    ['parklot::Lock ≥ 2x V8 Atomics.Mutex', ratios('parklot::Lock', 'V8 Atomics.Mutex (JS loop)', 2)],
+    ['parklot::Lock ≥ 5x `multithreading`\'s Mutex (npm)', ratios('parklot::Lock', mt, 5)],
+    ['parklot Lock via the npm package ≥ 1.2x `multithreading`\'s Mutex, both from a JS loop', ratios(pkg, mt, 1.2)],
     ['parklot Lock via the npm package ≥ 1.2x the pure-JS Atomics mutex, both from a JS loop', ratios(pkg, js, 1.2)],
     ['its fairness (least/most lucky worker, median) ≥ the pure-JS mutex\'s', ratios(pkg, js, 1, 'fairness', 2)],
   ];
-  if (goals.every(([, r]) => r.text === '')) return [];
+  if (goals.every(([, r]) => r.text === 'not run')) return [];
   return [
     '## Goals',
     '',
@@ -281,8 +307,9 @@ function goalLines() {
 const lines = [
   `# wasm in Chromium workers (${results.date.slice(0, 10)})`,
   '',
-  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex and the npm package's Lock, whose loops and critical sections are in JS.${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
+  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex, the npm package's Lock and \`multithreading\`'s Mutex (npm ${MULTITHREADING_VERSION}: \`blockingLock()\`, then \`dispose()\` of the guard), whose loops and critical sections are in JS.${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
   '',
+  ...results.skipped.flatMap((sk) => [`**Skipped: ${sk.peer}**: ${sk.reason}.`, '']),
   ...goalLines(),
   '## Lock throughput (acquisitions/s, all workers)',
   '',

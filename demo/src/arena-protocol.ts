@@ -9,6 +9,18 @@ export const JS_MUTEX = -1;
  * loop around the same critical section in JS.
  */
 export const JS_PACKAGE = -2;
+/**
+ * `peer` value for the `multithreading` npm package's Mutex, as its README
+ * uses it: `blockingLock()` returns a guard, `guard.dispose()` releases; a
+ * JS loop around the same critical section in JS.
+ */
+export const JS_MULTITHREADING = -3;
+/**
+ * `peer` value for V8's experimental `Atomics.Mutex` (shared structs; in
+ * Chromium only with `--js-flags=--harmony-struct`):
+ * `Atomics.Mutex.lock(mutex, section)` around the same critical section in JS.
+ */
+export const JS_V8_MUTEX = -4;
 
 /**
  * The control block, a small SharedArrayBuffer next to the wasm memory:
@@ -24,7 +36,7 @@ export interface InitMessage {
   memory: WebAssembly.Memory;
   control: SharedArrayBuffer;
   index: number;
-  /** Which lock: a wasm peer index, JS_MUTEX or JS_PACKAGE. */
+  /** Which lock: a wasm peer index, JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING or JS_V8_MUTEX. */
   peer: number;
   /** Worker 0 creates the lock (`peer_new`) and frees it at exit. */
   create: boolean;
@@ -34,6 +46,14 @@ export interface InitMessage {
   mutexAddr: number;
   /** The page's runtime, for `Runtime.attach` (JS_PACKAGE only). */
   handle?: RuntimeHandle;
+  /**
+   * The multithreading Mutex's lock word, a SharedArrayBuffer of its own
+   * (JS_MULTITHREADING only): its constructor takes that buffer, which is
+   * how the package itself rebuilds a Mutex sent to a worker.
+   */
+  mtLock?: SharedArrayBuffer;
+  /** The run's `Atomics.Mutex` (JS_V8_MUTEX only): posting it shares it, it is not copied. */
+  v8Mutex?: V8Mutex;
   /** Add-and-multiply steps per critical section. */
   work: number;
 }
@@ -43,3 +63,18 @@ export type WorkerReply =
   | { type: 'done'; count: number }
   | { type: 'exited' }
   | { type: 'error'; message: string };
+
+/** V8's `Atomics.Mutex` object, which no standard type describes. */
+export type V8Mutex = object & { readonly __v8Mutex?: never };
+
+/** V8's `Atomics.Mutex` class, where the engine has it (shared structs). */
+export interface V8MutexClass {
+  new (): V8Mutex;
+  lock<T>(mutex: V8Mutex, section: () => T): T;
+}
+
+/** `Atomics.Mutex` if this engine has it, else undefined. */
+export function v8MutexClass(): V8MutexClass | undefined {
+  const m = (Atomics as unknown as { Mutex?: unknown }).Mutex;
+  return typeof m === 'function' ? (m as V8MutexClass) : undefined;
+}

@@ -6,14 +6,14 @@
  * benchmark drives it through `window.parklotArena`.
  */
 import { Runtime, type Lock, type RuntimeHandle } from '../../js/dist/index.js';
-import { CTRL, JS_MUTEX, JS_PACKAGE, type InitMessage, type WorkerReply } from './arena-protocol.js';
+import { CTRL, JS_MULTITHREADING, JS_MUTEX, JS_PACKAGE, JS_V8_MUTEX, v8MutexClass, type InitMessage, type V8Mutex, type WorkerReply } from './arena-protocol.js';
 
-export { JS_MUTEX, JS_PACKAGE };
+export { JS_MULTITHREADING, JS_MUTEX, JS_PACKAGE, JS_V8_MUTEX };
 
 export interface ArenaConfig {
   /** Worker threads, 1 to 16. */
   workers: number;
-  /** A wasm peer index (see `Arena.peers`), JS_MUTEX or JS_PACKAGE. */
+  /** A wasm peer index (see `Arena.peers`), JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING or JS_V8_MUTEX (where `Arena.hasV8Mutex`). */
   peer: number;
   /** Add-and-multiply steps per critical section, 1 to 1000. */
   work: number;
@@ -43,6 +43,8 @@ export interface ArenaResult extends ArenaCounts {
 export const PARKLOT_LOCK = 'parklot::Lock';
 export const JS_MUTEX_NAME = 'pure-JS Atomics mutex';
 export const JS_PACKAGE_NAME = 'parklot Lock via the npm package (JS loop)';
+export const JS_MULTITHREADING_NAME = 'multithreading Mutex (npm, JS loop)';
+export const JS_V8_MUTEX_NAME = 'V8 Atomics.Mutex (JS loop)';
 const MAX_WORKERS = 16;
 const MAX_WORK = 1000;
 
@@ -89,6 +91,8 @@ function yieldToPage(): Promise<void> {
 export class Arena {
   /** The wasm module's lock peers, in index order (from the module itself). */
   readonly peers: string[];
+  /** Whether this browser has V8's `Atomics.Mutex` (Chromium: `--js-flags=--harmony-struct`), the JS_V8_MUTEX peer. */
+  readonly hasV8Mutex = v8MutexClass() !== undefined;
   readonly rt: Runtime;
   #running: ArenaRun | undefined;
 
@@ -113,6 +117,8 @@ export class Arena {
   lockName(peer: number): string {
     if (peer === JS_MUTEX) return JS_MUTEX_NAME;
     if (peer === JS_PACKAGE) return JS_PACKAGE_NAME;
+    if (peer === JS_MULTITHREADING) return JS_MULTITHREADING_NAME;
+    if (peer === JS_V8_MUTEX) return JS_V8_MUTEX_NAME;
     return this.peers[peer] ?? `peer ${peer}`;
   }
 
@@ -145,8 +151,12 @@ export class Arena {
 function checkConfig(c: ArenaConfig, arena: Arena): void {
   if (!Number.isInteger(c.workers) || c.workers < 1 || c.workers > MAX_WORKERS) throw new RangeError(`arena: workers must be 1 to ${MAX_WORKERS}`);
   if (!Number.isInteger(c.work) || c.work < 1 || c.work > MAX_WORK) throw new RangeError(`arena: work must be 1 to ${MAX_WORK}`);
-  if (c.peer !== JS_MUTEX && c.peer !== JS_PACKAGE && !(Number.isInteger(c.peer) && c.peer >= 0 && c.peer < arena.peers.length)) {
-    throw new RangeError(`arena: no lock ${c.peer}; choose one of Arena.peers, JS_MUTEX or JS_PACKAGE`);
+  const jsLocks = [JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING, JS_V8_MUTEX];
+  if (!jsLocks.includes(c.peer) && !(Number.isInteger(c.peer) && c.peer >= 0 && c.peer < arena.peers.length)) {
+    throw new RangeError(`arena: no lock ${c.peer}; choose one of Arena.peers, JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING or JS_V8_MUTEX`);
+  }
+  if (c.peer === JS_V8_MUTEX && !arena.hasV8Mutex) {
+    throw new TypeError('arena: this browser has no Atomics.Mutex (V8 shared structs: start Chromium with --js-flags=--harmony-struct)');
   }
   if (c.mainThread && arena.lockName(c.peer) !== PARKLOT_LOCK) {
     throw new TypeError(`arena: only ${PARKLOT_LOCK} can take the main thread (through lockAsync); ${arena.lockName(c.peer)} would have to block`);
@@ -164,8 +174,10 @@ function initMessage(
   mutexAddr: number,
   work: number,
   handle?: RuntimeHandle,
+  mtLock?: SharedArrayBuffer,
+  v8Mutex?: V8Mutex,
 ): InitMessage {
-  return { type: 'init', module, memory, control, index, peer, create, counterAddr, mutexAddr, work, handle };
+  return { type: 'init', module, memory, control, index, peer, create, counterAddr, mutexAddr, work, handle, mtLock, v8Mutex };
 }
 
 /** One run of the arena: its workers, its lock and counter, and the main thread's loop. */
@@ -209,10 +221,14 @@ export class ArenaRun {
     // The JS mutex's word, or the package Lock's byte (zeroed: unlocked), on a line of its own.
     if (peer === JS_MUTEX || peer === JS_PACKAGE) this.#mutexAddr = rt.alloc(64, 64);
     const h = rt.handle();
+    // multithreading's Mutex keeps its word in a SharedArrayBuffer of its own (zeroed: unlocked).
+    const mtLock = peer === JS_MULTITHREADING ? new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT) : undefined;
+    const V8Mutex = peer === JS_V8_MUTEX ? v8MutexClass() : undefined;
+    const v8Mutex = V8Mutex ? new V8Mutex() : undefined;
     for (let i = 0; i < workers; i++) {
       const w = new ArenaWorker(i);
       this.#workers.push(w);
-      w.post(initMessage(h.module, h.memory, this.#control, i, peer, i === 0, this.#counterAddr, this.#mutexAddr, work, peer === JS_PACKAGE ? h : undefined));
+      w.post(initMessage(h.module, h.memory, this.#control, i, peer, i === 0, this.#counterAddr, this.#mutexAddr, work, peer === JS_PACKAGE ? h : undefined, mtLock, v8Mutex));
     }
     try {
       const ready = await Promise.all(this.#workers.map((w) => w.next('ready')));

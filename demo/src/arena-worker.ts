@@ -7,9 +7,10 @@
  * their wasm stack and close). Messages out: `ready`, `done`, `error`.
  */
 import { initSync, peer_count_loop, peer_free, peer_names, peer_new, thread_init } from '../../js/wasm-pkg/parklot_wasm.js';
+import { Mutex } from 'multithreading';
 import { Runtime, type Lock } from '../../js/dist/index.js';
 import { jsLock, jsUnlock } from '../../bench/wasm/js-mutex.mjs';
-import { CTRL, JS_MUTEX, JS_PACKAGE, type InitMessage, type WorkerReply } from './arena-protocol.js';
+import { CTRL, JS_MULTITHREADING, JS_MUTEX, JS_PACKAGE, JS_V8_MUTEX, v8MutexClass, type InitMessage, type WorkerReply } from './arena-protocol.js';
 
 // The loops run in chunks and look at the stop flag between them; a chunk
 // grows or shrinks so that it lasts about 1 to 4 ms, which keeps the live
@@ -23,6 +24,8 @@ let destroyThread: (() => void) | undefined;
 let lockAddr = 0;
 /** JS_PACKAGE: the package's runtime attached in this worker, and the Lock. */
 let pkg: { rt: Runtime; lock: Lock } | undefined;
+/** JS_MULTITHREADING: the multithreading Mutex, rebuilt on the run's lock word. */
+let mtMutex: Mutex<undefined> | undefined;
 
 function reply(msg: WorkerReply): void {
   postMessage(msg);
@@ -44,7 +47,7 @@ function runPeer(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number
 /**
  * A lock called from JS around the same critical section in JS: `work` steps
  * of a double add and multiply, then the u64 counter (as two u32s). For the
- * pure-JS Atomics mutex and for the package's Lock.
+ * pure-JS Atomics mutex, the package's Lock and multithreading's Mutex.
  */
 function runJsLoop(m: InitMessage, ctrl: Int32Array, counts: Float64Array, lock: () => void, unlock: () => void): number {
   const buffer = m.memory.buffer;
@@ -89,6 +92,61 @@ function runJsPackage(m: InitMessage, ctrl: Int32Array, counts: Float64Array): n
   return runJsLoop(m, ctrl, counts, () => lock.lock(), () => lock.unlock());
 }
 
+function runMultithreading(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+  const mutex = mtMutex!;
+  let guard: { dispose(): void } | undefined;
+  return runJsLoop(m, ctrl, counts, () => { guard = mutex.blockingLock(); }, () => guard!.dispose());
+}
+
+/**
+ * V8's Atomics.Mutex runs the critical section as a callback under the lock:
+ * the same section as runJsLoop's, made once (no closure per acquisition).
+ */
+function runV8Mutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+  const V8Mutex = v8MutexClass()!;
+  const mutex = m.v8Mutex!;
+  const buffer = m.memory.buffer;
+  const count = new Uint32Array(buffer, m.counterAddr, 2);
+  const value = new Float64Array(buffer, m.counterAddr + 8, 1);
+  const work = m.work;
+  const section = (): void => {
+    for (let w = 0; w < work; w++) value[0] = (value[0]! + 1) * 0.75;
+    const lo = count[0]!;
+    if (lo === 0xffffffff) {
+      count[0] = 0;
+      count[1] = count[1]! + 1;
+    } else {
+      count[0] = lo + 1;
+    }
+  };
+  let n = 0;
+  let chunk = 16;
+  while (Atomics.load(ctrl, CTRL.STOP) === 0) {
+    const t = performance.now();
+    for (let k = 0; k < chunk; k++) V8Mutex.lock(mutex, section);
+    n += chunk;
+    counts[m.index] = n;
+    chunk = nextChunk(chunk, performance.now() - t);
+  }
+  return n;
+}
+
+/** The loop for the run's lock. */
+function runLoop(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+  switch (m.peer) {
+    case JS_MUTEX:
+      return runJsMutex(m, ctrl, counts);
+    case JS_PACKAGE:
+      return runJsPackage(m, ctrl, counts);
+    case JS_MULTITHREADING:
+      return runMultithreading(m, ctrl, counts);
+    case JS_V8_MUTEX:
+      return runV8Mutex(m, ctrl, counts);
+    default:
+      return runPeer(m, ctrl, counts);
+  }
+}
+
 onmessage = async (e: MessageEvent) => {
   const msg = e.data as InitMessage | { type: 'go'; lockAddr: number } | { type: 'exit' };
   try {
@@ -99,6 +157,17 @@ onmessage = async (e: MessageEvent) => {
           // The package alone, as a user's worker has it: no module instance of our own.
           const rt = await Runtime.attach(init.handle!);
           pkg = { rt, lock: rt.lockAt(init.mutexAddr) };
+          reply({ type: 'ready', names: [], lockAddr: 0 });
+          break;
+        }
+        if (init.peer === JS_MULTITHREADING) {
+          // The package alone too: its Mutex on the run's word, no wasm module.
+          mtMutex = new Mutex(undefined, init.mtLock!);
+          reply({ type: 'ready', names: [], lockAddr: 0 });
+          break;
+        }
+        if (init.peer === JS_V8_MUTEX) {
+          if (!v8MutexClass()) throw new Error('this worker has no Atomics.Mutex');
           reply({ type: 'ready', names: [], lockAddr: 0 });
           break;
         }
@@ -114,7 +183,7 @@ onmessage = async (e: MessageEvent) => {
         lockAddr = msg.lockAddr;
         const ctrl = new Int32Array(m.control);
         const counts = new Float64Array(m.control, CTRL.COUNTS_BYTE);
-        const n = m.peer === JS_MUTEX ? runJsMutex(m, ctrl, counts) : m.peer === JS_PACKAGE ? runJsPackage(m, ctrl, counts) : runPeer(m, ctrl, counts);
+        const n = runLoop(m, ctrl, counts);
         counts[m.index] = n;
         reply({ type: 'done', count: n });
         break;
@@ -123,6 +192,7 @@ onmessage = async (e: MessageEvent) => {
         if (init?.create && init.peer >= 0 && lockAddr !== 0) peer_free(init.peer, lockAddr);
         pkg?.rt.close();
         pkg = undefined;
+        mtMutex = undefined;
         destroyThread?.();
         destroyThread = undefined;
         reply({ type: 'exited' });

@@ -1,6 +1,6 @@
 /** The lock arena page: controls, live charts and the run table around `Arena`. */
 import { Chart, byId, colourFor, isolated, showError, si } from './common.js';
-import { Arena, ArenaRun, JS_MUTEX, JS_PACKAGE, PARKLOT_LOCK, type ArenaConfig, type ArenaResult } from './arena-runner.js';
+import { Arena, ArenaRun, JS_MULTITHREADING, JS_MUTEX, JS_PACKAGE, JS_V8_MUTEX, PARKLOT_LOCK, type ArenaConfig, type ArenaResult } from './arena-runner.js';
 
 const SAMPLE_MS = 250;
 /** Points kept per lock on the live chart (one per SAMPLE_MS): a few minutes. */
@@ -9,7 +9,7 @@ const MAX_POINTS = 1200;
 declare global {
   interface Window {
     /** The running arena, for the browser benchmark (bench/browser) and tests. */
-    parklotArena?: { arena: Arena; JS_MUTEX: number; JS_PACKAGE: number };
+    parklotArena?: { arena: Arena; JS_MUTEX: number; JS_PACKAGE: number; JS_MULTITHREADING: number; JS_V8_MUTEX: number };
   }
 }
 
@@ -132,11 +132,13 @@ function addRow(r: ArenaResult): void {
 
 async function main(): Promise<void> {
   const arena = await Arena.create();
-  window.parklotArena = { arena, JS_MUTEX, JS_PACKAGE };
+  window.parklotArena = { arena, JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING, JS_V8_MUTEX };
   lockSelect.replaceChildren();
   arena.peers.forEach((name, i) => lockSelect.add(new Option(name === 'std::sync::Mutex' ? 'std::sync::Mutex (Rust, in wasm)' : name, String(i))));
   lockSelect.add(new Option(`${arena.lockName(JS_MUTEX)} (JS)`, String(JS_MUTEX)));
   lockSelect.add(new Option(arena.lockName(JS_PACKAGE), String(JS_PACKAGE)));
+  lockSelect.add(new Option(arena.lockName(JS_MULTITHREADING), String(JS_MULTITHREADING)));
+  if (arena.hasV8Mutex) lockSelect.add(new Option(arena.lockName(JS_V8_MUTEX), String(JS_V8_MUTEX)));
   lockSelect.value = String(Math.max(0, arena.peers.indexOf(PARKLOT_LOCK)));
   lockSelect.disabled = false;
   startButton.disabled = false;

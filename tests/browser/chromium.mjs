@@ -94,12 +94,14 @@ export function startServer(...args) {
 }
 
 /**
- * Headless Chromium with a fresh profile, removed again by close().
+ * Headless Chromium with a fresh profile, removed again by close();
+ * `extraArgs` go after CHROMIUM_ARGS (e.g. `--js-flags=--harmony-struct`).
+ * @param {string[]} [extraArgs]
  * @returns {Promise<{ context: import('playwright-core').BrowserContext, close(): Promise<void> }>}
  */
-export async function launchBrowser() {
+export async function launchBrowser(extraArgs = []) {
   const profile = mkdtempSync(join(tmpdir(), 'parklot-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
   return {
     context,
     close: async () => {

@@ -125,13 +125,13 @@ describe('lock arena', () => {
     await page.close();
   });
 
-  it("runs every lock the page offers, the pure-JS mutex and the npm package's Lock from JS, with exact counters", async () => {
+  it("runs every lock the page offers, the pure-JS mutex, the npm package's Lock and multithreading's Mutex from JS, with exact counters", async () => {
     const { page, errors } = await openPage(browser, `${server.url}arena.html`);
     await page.waitForSelector('#result[data-state=idle]');
     const results = await page.evaluate(async () => {
-      const { arena, JS_MUTEX, JS_PACKAGE } = window.parklotArena!;
+      const { arena, JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING } = window.parklotArena!;
       const out: { lock: string; exact: boolean; counter: number; min: number }[] = [];
-      for (const peer of [...arena.peers.keys(), JS_MUTEX, JS_PACKAGE]) {
+      for (const peer of [...arena.peers.keys(), JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING]) {
         const r = await arena.run({ workers: 3, peer, work: 10, mainThread: false }, 300);
         out.push({ lock: r.lock, exact: r.exact, counter: r.counter, min: Math.min(...r.perWorker) });
       }
@@ -140,13 +140,49 @@ describe('lock arena', () => {
     expect(results.map((r) => r.lock)).toContain('std::sync::Mutex');
     expect(results.map((r) => r.lock)).toContain('pure-JS Atomics mutex');
     expect(results.map((r) => r.lock)).toContain('parklot Lock via the npm package (JS loop)');
-    expect(results.length).toBeGreaterThanOrEqual(10);
+    expect(results.map((r) => r.lock)).toContain('multithreading Mutex (npm, JS loop)');
+    expect(results.length).toBeGreaterThanOrEqual(11);
     for (const r of results) {
       expect(r, r.lock).toMatchObject({ exact: true });
       expect(r.counter, r.lock).toBeGreaterThan(0);
     }
     expect(errors).toEqual([]);
     await page.close();
+  });
+
+  it("runs V8's Atomics.Mutex where Chromium has it (--js-flags=--harmony-struct), and says how to get it where not", async () => {
+    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
+    await page.waitForSelector('#result[data-state=idle]');
+    const refused = await page.evaluate(async () => {
+      const { arena, JS_V8_MUTEX } = window.parklotArena!;
+      try {
+        await arena.start({ workers: 2, peer: JS_V8_MUTEX, work: 1, mainThread: false });
+        return `started (hasV8Mutex ${arena.hasV8Mutex})`;
+      } catch (e) {
+        return `${(e as Error).name}: ${(e as Error).message}`;
+      }
+    });
+    expect(refused).toMatch(/^TypeError: arena: this browser has no Atomics.Mutex .*--js-flags=--harmony-struct/);
+    expect(await page.locator('#lock option', { hasText: 'Atomics.Mutex' }).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+
+    const flagged = await launchBrowser(['--js-flags=--harmony-struct']);
+    try {
+      const { page: v8Page, errors: v8Errors } = await openPage(flagged, `${server.url}arena.html`);
+      await v8Page.waitForSelector('#result[data-state=idle]');
+      expect(await v8Page.locator('#lock option', { hasText: 'Atomics.Mutex' }).count()).toBe(1);
+      const r = await v8Page.evaluate(async () => {
+        const { arena, JS_V8_MUTEX } = window.parklotArena!;
+        return arena.run({ workers: 3, peer: JS_V8_MUTEX, work: 10, mainThread: false }, 300);
+      });
+      expect(r.lock).toBe('V8 Atomics.Mutex (JS loop)');
+      expect(r).toMatchObject({ exact: true });
+      expect(Math.min(...r.perWorker)).toBeGreaterThan(0);
+      expect(v8Errors).toEqual([]);
+    } finally {
+      await flagged.close();
+    }
   });
 
   it('HandoffLock never hands the lock to a waiter that is not asleep yet (regression: a run hung)', async () => {
