@@ -171,6 +171,7 @@ try {
     for (const [parts, what, keys] of [
       ['ping-pong', 'ping-pong', ['ping-parklot', 'ping-native']],
       ['wake-ups', 'main-thread wake-ups', ['main-parklot', 'main-native', 'after-parklot', 'after-native']],
+      ['condition', 'ping-pong under a lock and a condition', ['cond-parklot', 'cond-multithreading']],
     ]) {
       log(`wait/notify lab, round ${round + 1}/${SETTINGS.labRounds}: ${SETTINGS.labSeconds} s of ${what} alone`);
       const got = await withTimeout(
@@ -266,7 +267,7 @@ function overRounds(ratio) {
 }
 const us = (ms) => (ms * 1000).toFixed(1);
 /** The wake-latency chart's x label for each kind of lab measurement. */
-const LAB_AXIS = { ping: 'worker ping-pong round trip', main: 'main thread waitAsync wake-up', after: 'the same, from the notify call\'s return' };
+const LAB_AXIS = { ping: 'worker ping-pong round trip', main: 'main thread waitAsync wake-up', after: 'the same, from the notify call\'s return', cond: 'round trip under a lock + condition' };
 
 /** The goals this suite measures, each against its peer in the same run. */
 function goalLines() {
@@ -274,6 +275,7 @@ function goalLines() {
   const js = 'pure-JS Atomics mutex';
   const mt = 'multithreading Mutex (npm, JS loop)';
   const ping = overRounds((r) => r['ping-native'].mean / r['ping-parklot'].mean);
+  const cond = overRounds((r) => r['cond-multithreading'].mean / r['cond-parklot'].mean);
   /** ours/theirs at each of `qs` for the page's wake-ups `which` ('main' or 'after'), each to be ≤ 1. */
   const wake = (which, qs) => {
     const r = qs.map((q) => [q, overRounds((round) => round[`${which}-parklot`][q] / round[`${which}-native`][q])]);
@@ -283,6 +285,7 @@ function goalLines() {
     ['two-worker wake ping-pong ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)', { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs`, met: ping.median >= 5 }],
     ['page thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call', wake('main', ['median', 'p99'])],
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
+    ['wake ping-pong under a lock + condition: parklot\'s Lock + Condition (npm package) no slower than `multithreading`\'s Mutex + Condvar (mean)', { text: `multithreading/parklot ${cond.text}; all rounds' samples ${us(labStats['cond-parklot'].mean)} / ${us(labStats['cond-multithreading'].mean)} µs`, met: cond.median >= 1 }],
     ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', ratios('parklot::Lock', 'std::sync::Mutex', 1)],
     ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', againstToys()],
     ['parklot::Lock ≥ 1.5x the pure-JS Atomics mutex', ratios('parklot::Lock', js, 1.5)],
@@ -333,7 +336,7 @@ const lines = [
     Object.entries(labStats).map(([k, s]) => [k, s.samples, us(s.mean), us(s.p10), us(s.median), us(s.p90), us(s.p99)]),
   ),
   '',
-  `The lab runs its two parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside the ping-pong's two workers, ${SETTINGS.labRounds} rounds of both; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
+  `The lab runs its three parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside each ping-pong's two workers, ${SETTINGS.labRounds} rounds of all three; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call; cond: the ping-pong under a lock, each side waiting on a condition while the flag is not its own, 50 round trips per package in alternating blocks (parklot's \`Lock\` + \`Condition\` through the npm package, \`multithreading\`'s \`Mutex\` + \`Condvar\`), run as a third part alone. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
   '',
 ];
 const markdown = `${lines.join('\n')}\n`;
@@ -349,6 +352,20 @@ const charts = [
     series: lockNames.map((name) => ({
       name,
       points: tput.filter((t) => t.lock === name && !t.mainThread).map((t) => ({ x: t.workers, y: t.rate.median, min: t.rate.min, max: t.rate.max })),
+    })),
+  },
+  {
+    id: 'condition',
+    title: 'Ping-pong under a lock + condition in Chromium: parklot vs multithreading (mean, p10–p90)',
+    kind: 'bar',
+    x: { label: 'measurement', log: false },
+    y: { label: 'microseconds', log: false },
+    series: [
+      { name: 'parklot Lock + Condition (npm package)', key: 'cond-parklot' },
+      { name: 'multithreading Mutex + Condvar (npm)', key: 'cond-multithreading' },
+    ].map(({ name, key }) => ({
+      name,
+      points: [{ x: LAB_AXIS.cond, y: labStats[key].mean * 1000, min: labStats[key].p10 * 1000, max: labStats[key].p90 * 1000 }],
     })),
   },
   {

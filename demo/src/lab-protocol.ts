@@ -8,7 +8,7 @@
  * (performance.timeOrigin + now(), in ms).
  */
 export const LAB = {
-  BYTES: 256,
+  BYTES: 320,
   PING_PARKLOT: 0,
   PING_NATIVE: 64,
   TICK_PARKLOT: 128,
@@ -17,6 +17,16 @@ export const LAB = {
   TICK_NATIVE: 192,
   STAMP_NATIVE: 200,
   RETURN_NATIVE: 208,
+  /**
+   * The lock + condition ping-pong: its two flags (parklot's, multithreading's;
+   * 0, 1 or 2 as a ping-pong word), and parklot's Lock and Condition bytes
+   * (zeroed: unlocked, nobody waiting). multithreading's Mutex and Condvar keep
+   * their words in SharedArrayBuffers of their own (LabInit.mt).
+   */
+  COND_FLAG_PARKLOT: 256,
+  COND_FLAG_MULTITHREADING: 260,
+  COND_LOCK: 264,
+  COND_CONDITION: 265,
 } as const;
 
 /** Ping-pong stops at 2 in its word. */
@@ -28,9 +38,21 @@ export const BLOCK = 50;
 /** The two ways of waiting the lab compares. */
 export type Api = 'parklot' | 'native';
 
+/** What the lab times; the ping-pong workers send their samples under these names. */
+export type Measurement =
+  | 'ping-parklot'
+  | 'ping-native'
+  | 'main-parklot'
+  | 'main-native'
+  | 'after-parklot'
+  | 'after-native'
+  | 'cond-parklot'
+  | 'cond-multithreading';
+
 export interface LabInit {
   type: 'init';
-  role: 'ping' | 'pong' | 'ticker';
+  /** cond-ping and cond-pong: the ping-pong under a lock and a condition. */
+  role: 'ping' | 'pong' | 'ticker' | 'cond-ping' | 'cond-pong';
   handle: unknown;
   /** Address of the LAB block in parklot's memory. */
   base: number;
@@ -38,10 +60,12 @@ export interface LabInit {
   control: SharedArrayBuffer;
   /** The ticker's period in ms. */
   tickMs: number;
+  /** multithreading's Mutex and Condvar words, each in a buffer of its own (cond-ping, cond-pong). */
+  mt?: { lock: SharedArrayBuffer; condvar: SharedArrayBuffer };
 }
 
 export type LabReply =
   | { type: 'ready' }
-  | { type: 'samples'; api: Api; ms: number[] }
+  | { type: 'samples'; measurement: Measurement; ms: number[] }
   | { type: 'done' }
   | { type: 'error'; message: string };

@@ -4,9 +4,13 @@
  * between parklot (`rt.atomics.wait/notify`, served by parklot's ParkingLot)
  * and the engine (`Atomics.wait/notify`), on words of the same shared memory.
  * `ticker` wakes the page's main thread, which waits with `waitAsync`.
+ * `cond-ping` and `cond-pong` play the same game under a lock, waiting on a
+ * condition, in blocks that alternate between parklot's Lock and Condition
+ * (the npm package) and the `multithreading` package's Mutex and Condvar.
  */
+import { Condvar, Mutex } from 'multithreading';
 import { Runtime, type RuntimeHandle } from '../../js/dist/index.js';
-import { BLOCK, LAB, STOP_BALL, type Api, type LabInit, type LabReply } from './lab-protocol.js';
+import { BLOCK, LAB, STOP_BALL, type Api, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
 
 /** Samples are sent to the page about this often. */
 const REPORT_MS = 100;
@@ -35,34 +39,49 @@ function waitsFor(rt: Runtime, base: number): [Waits, Waits] {
 function ping(rt: Runtime, m: LabInit): void {
   const stop = new Int32Array(m.control);
   const both = waitsFor(rt, m.base);
-  const pending: Record<Api, number[]> = { parklot: [], native: [] };
-  let lastReport = performance.now();
+  const pending = new Pending(['ping-parklot', 'ping-native']);
   while (Atomics.load(stop, 0) === 0) {
     for (const w of both) {
+      const into = pending.of(w.api === 'parklot' ? 'ping-parklot' : 'ping-native');
       for (let i = 0; i < BLOCK; i++) {
         const t0 = performance.now();
         Atomics.store(w.view, 0, 1);
         w.notify();
         while (Atomics.load(w.view, 0) === 1) w.wait(1);
-        pending[w.api].push(performance.now() - t0);
+        into.push(performance.now() - t0);
       }
     }
-    if (performance.now() - lastReport > REPORT_MS) {
-      flush(pending);
-      lastReport = performance.now();
-    }
+    pending.maybeFlush();
   }
-  flush(pending);
+  pending.flush();
   for (const w of both) {
     Atomics.store(w.view, 0, STOP_BALL);
     w.notify();
   }
 }
 
-function flush(pending: Record<Api, number[]>): void {
-  for (const api of ['parklot', 'native'] as const) {
-    if (pending[api].length) reply({ type: 'samples', api, ms: pending[api] });
-    pending[api] = [];
+/** Round-trip samples not yet sent, sent to the page about every REPORT_MS. */
+class Pending {
+  readonly #samples = new Map<Measurement, number[]>();
+  #lastReport = performance.now();
+
+  constructor(measurements: Measurement[]) {
+    for (const m of measurements) this.#samples.set(m, []);
+  }
+
+  of(m: Measurement): number[] {
+    return this.#samples.get(m)!;
+  }
+
+  maybeFlush(): void {
+    if (performance.now() - this.#lastReport > REPORT_MS) this.flush();
+  }
+
+  flush(): void {
+    for (const [measurement, ms] of this.#samples) {
+      if (ms.length) reply({ type: 'samples', measurement, ms: ms.splice(0) });
+    }
+    this.#lastReport = performance.now();
   }
 }
 
@@ -76,6 +95,95 @@ function pong(rt: Runtime, m: LabInit): void {
         if (v === STOP_BALL) return;
         Atomics.store(w.view, 0, 0);
         w.notify();
+      }
+    }
+  }
+}
+
+/** One side's lock + condition: the flag, lock(), unlock(), wait() (under the lock) and notifyOne(). */
+interface CondWaits {
+  measurement: Measurement;
+  flag: Int32Array;
+  lock(): void;
+  unlock(): void;
+  wait(): void;
+  notify(): void;
+}
+
+function condWaitsFor(rt: Runtime, m: LabInit): [CondWaits, CondWaits] {
+  const lock = rt.lockAt(m.base + LAB.COND_LOCK);
+  const cond = rt.conditionAt(m.base + LAB.COND_CONDITION);
+  // multithreading's Mutex and Condvar, rebuilt on their words as the package
+  // itself rebuilds them in a worker; its guard is what its Condvar waits with.
+  const mutex = new Mutex(undefined, m.mt!.lock);
+  const condvar = new Condvar(m.mt!.condvar);
+  let guard: ReturnType<typeof mutex.blockingLock> | undefined;
+  return [
+    {
+      measurement: 'cond-parklot',
+      flag: rt.int32(m.base + LAB.COND_FLAG_PARKLOT),
+      lock: () => lock.lock(),
+      unlock: () => lock.unlock(),
+      wait: () => cond.wait(lock),
+      notify: () => cond.notifyOne(),
+    },
+    {
+      measurement: 'cond-multithreading',
+      flag: rt.int32(m.base + LAB.COND_FLAG_MULTITHREADING),
+      lock: () => {
+        guard = mutex.blockingLock();
+      },
+      unlock: () => guard!.dispose(),
+      wait: () => condvar.blockingWait(guard!),
+      notify: () => condvar.notifyOne(),
+    },
+  ];
+}
+
+/** The ping side under a lock: set the flag, notify, wait on the condition until it is answered. */
+function condPing(rt: Runtime, m: LabInit): void {
+  const stop = new Int32Array(m.control);
+  const both = condWaitsFor(rt, m);
+  const pending = new Pending(both.map((w) => w.measurement));
+  while (Atomics.load(stop, 0) === 0) {
+    for (const w of both) {
+      const into = pending.of(w.measurement);
+      for (let i = 0; i < BLOCK; i++) {
+        const t0 = performance.now();
+        w.lock();
+        Atomics.store(w.flag, 0, 1);
+        w.notify();
+        while (Atomics.load(w.flag, 0) === 1) w.wait();
+        w.unlock();
+        into.push(performance.now() - t0);
+      }
+    }
+    pending.maybeFlush();
+  }
+  pending.flush();
+  for (const w of both) {
+    w.lock();
+    Atomics.store(w.flag, 0, STOP_BALL);
+    w.notify();
+    w.unlock();
+  }
+}
+
+function condPong(rt: Runtime, m: LabInit): void {
+  const both = condWaitsFor(rt, m);
+  for (;;) {
+    for (const w of both) {
+      for (let i = 0; i < BLOCK; i++) {
+        w.lock();
+        let v: number;
+        while ((v = Atomics.load(w.flag, 0)) === 0) w.wait();
+        if (v === STOP_BALL) {
+          w.unlock();
+          return;
+        }
+        Atomics.store(w.flag, 0, 0);
+        w.notify();
+        w.unlock();
       }
     }
   }
@@ -110,6 +218,8 @@ onmessage = async (e: MessageEvent<LabInit>) => {
     reply({ type: 'ready' });
     if (m.role === 'ping') ping(rt, m);
     else if (m.role === 'pong') pong(rt, m);
+    else if (m.role === 'cond-ping') condPing(rt, m);
+    else if (m.role === 'cond-pong') condPong(rt, m);
     else ticker(rt, m);
     rt.close();
     reply({ type: 'done' });

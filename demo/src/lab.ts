@@ -2,19 +2,20 @@
 import { Runtime } from '../../js/dist/index.js';
 import { Chart, byId, colourFor, duration, isolated, quantile, showError } from './common.js';
 import { Samples, binRange, edgeOf, maxCount, roundUp } from './histogram.js';
-import { LAB, type Api, type LabInit, type LabReply } from './lab-protocol.js';
+import { LAB, type Api, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
 
 const TICK_MS = 10;
 const REDRAW_MS = 250;
 
 /**
- * What a run measures: everything at once (the page's Start button), or the
- * ping-pong or the page's wake-ups alone (the benchmark runs them one after
- * the other, so that each ping-pong worker has a core to itself).
+ * What a run measures: the ping-pong and the page's wake-ups at once (the
+ * page's default), either alone (the benchmark runs them one after the
+ * other, so that each ping-pong worker has a core to itself), or the
+ * ping-pong under a lock and a condition.
  */
-type LabParts = 'all' | 'ping-pong' | 'wake-ups';
+type LabParts = 'all' | 'ping-pong' | 'wake-ups' | 'condition';
+const PARTS: LabParts[] = ['all', 'ping-pong', 'wake-ups', 'condition'];
 
-type Measurement = 'ping-parklot' | 'ping-native' | 'main-parklot' | 'main-native' | 'after-parklot' | 'after-native';
 const LABELS: Record<Measurement, string> = {
   'ping-parklot': 'round trip, parklot atomics.wait/notify',
   'ping-native': 'round trip, engine Atomics.wait/notify',
@@ -22,6 +23,8 @@ const LABELS: Record<Measurement, string> = {
   'main-native': 'main thread wake-up, engine Atomics.waitAsync',
   'after-parklot': 'main thread wake-up after the notify call returned, parklot',
   'after-native': 'main thread wake-up after the notify call returned, engine',
+  'cond-parklot': 'round trip under a lock, parklot Lock + Condition',
+  'cond-multithreading': 'round trip under a lock, multithreading Mutex + Condvar',
 };
 
 declare global {
@@ -86,14 +89,14 @@ function spawn(role: LabInit['role'], init: Omit<LabInit, 'type' | 'role'>): { w
     if (m.type === 'ready') ready();
     else if (m.type === 'done') done();
     else if (m.type === 'error') fail(new Error(`lab ${role} worker: ${m.message}`));
-    else onSamples(m.api, m.ms);
+    else onSamples(m.measurement, m.ms);
   };
   worker.onerror = (e) => fail(new Error(`lab ${role} worker: ${e.message}`));
   worker.postMessage({ type: 'init', role, ...init } satisfies LabInit);
   return { worker, ready: readyP, done: doneP };
 }
 
-let onSamples: (api: Api, ms: number[]) => void = () => {};
+let onSamples: (measurement: Measurement, ms: number[]) => void = () => {};
 
 async function main(): Promise<void> {
   const rt = await Runtime.create({ mayBlock: false });
@@ -104,6 +107,8 @@ async function main(): Promise<void> {
     'main-native': new Samples(),
     'after-parklot': new Samples(),
     'after-native': new Samples(),
+    'cond-parklot': new Samples(),
+    'cond-multithreading': new Samples(),
   };
   const parklotColour = colourFor('parklot');
   const nativeColour = colourFor('engine');
@@ -114,11 +119,16 @@ async function main(): Promise<void> {
       { label: 'parklot rt.atomics.waitAsync', colour: parklotColour },
       { label: 'engine Atomics.waitAsync', colour: nativeColour },
     ]),
+    cond: histogramChart(byId('hist-cond'), 'round trip under a lock: wait on a condition, notify one', [
+      { label: 'parklot Lock + Condition', colour: parklotColour },
+      { label: 'multithreading Mutex + Condvar', colour: colourFor('multithreading') },
+    ]),
   };
   const section = byId('lab-result');
   const startButton = byId<HTMLButtonElement>('start');
   const stopButton = byId<HTMLButtonElement>('stop');
   const secondsInput = byId<HTMLInputElement>('seconds');
+  const partsSelect = byId<HTMLSelectElement>('parts');
 
   function redraw(): void {
     const ping = [samples['ping-parklot'], samples['ping-native']];
@@ -128,6 +138,8 @@ async function main(): Promise<void> {
     drawHistogram(charts.native, [ping[1]!], range, yMax);
     const mains = [samples['main-parklot'], samples['main-native']];
     drawHistogram(charts.main, mains, binRange(mains));
+    const conds = [samples['cond-parklot'], samples['cond-multithreading']];
+    drawHistogram(charts.cond, conds, binRange(conds));
     const body = byId('lab-table').querySelector('tbody')!;
     body.replaceChildren(
       ...(Object.keys(samples) as Measurement[]).map((k) => {
@@ -174,28 +186,33 @@ async function main(): Promise<void> {
   let stopRequested: (() => void) | undefined;
 
   async function run(seconds: number, parts: LabParts = 'all'): Promise<Record<Measurement, number[]>> {
+    if (!PARTS.includes(parts)) throw new RangeError(`lab: parts must be one of ${PARTS.join(', ')}`);
     for (const s of Object.values(samples)) {
       s.all.length = 0;
       s.bins.clear();
     }
     const base = rt.alloc(LAB.BYTES, 64);
     const control = new SharedArrayBuffer(4);
-    const init = { handle: rt.handle(), base, control, tickMs: TICK_MS };
-    onSamples = (api, ms) => {
-      const into = samples[api === 'parklot' ? 'ping-parklot' : 'ping-native'];
+    const mt = { lock: new SharedArrayBuffer(4), condvar: new SharedArrayBuffer(4) };
+    const init = { handle: rt.handle(), base, control, tickMs: TICK_MS, mt };
+    onSamples = (measurement, ms) => {
+      const into = samples[measurement];
       for (const t of ms) into.add(t);
     };
     let running = true;
     section.dataset['state'] = 'running';
     const workers: ReturnType<typeof spawn>[] = [];
-    if (parts !== 'wake-ups') {
-      const pong = spawn('pong', init);
+    const pingPong = async (pongRole: LabInit['role'], pingRole: LabInit['role']): Promise<void> => {
+      const pong = spawn(pongRole, init);
       await pong.ready; // ping starts only once pong can answer
-      workers.push(pong, spawn('ping', init));
-    }
-    if (parts !== 'ping-pong') workers.push(spawn('ticker', init));
+      workers.push(pong, spawn(pingRole, init));
+    };
+    const wakeUps = parts === 'all' || parts === 'wake-ups';
+    if (parts === 'all' || parts === 'ping-pong') await pingPong('pong', 'ping');
+    if (parts === 'condition') await pingPong('cond-pong', 'cond-ping');
+    if (wakeUps) workers.push(spawn('ticker', init));
     await Promise.all(workers.map((w) => w.ready));
-    const mainLoops = parts === 'ping-pong' ? [] : [waitForTicks('parklot', base, () => running), waitForTicks('native', base, () => running)];
+    const mainLoops = wakeUps ? [waitForTicks('parklot', base, () => running), waitForTicks('native', base, () => running)] : [];
     const timer = setInterval(redraw, REDRAW_MS);
     try {
       await new Promise<void>((resolve) => {
@@ -227,7 +244,7 @@ async function main(): Promise<void> {
     startButton.disabled = true;
     stopButton.disabled = false;
     const seconds = Math.min(120, Math.max(1, Number(secondsInput.value) || 5));
-    run(seconds)
+    run(seconds, partsSelect.value as LabParts)
       .catch(showError)
       .finally(() => {
         startButton.disabled = false;

@@ -274,8 +274,30 @@ describe('wait/notify lab', () => {
       const [labelled, bins] = a['xLabels']!.split('/').map(Number);
       expect(labelled, 'labelled bins').toBe(bins);
     }
-    expect(await page.locator('#lab-table tbody tr').count()).toBe(6);
+    expect(await page.locator('#lab-table tbody tr').count()).toBe(8);
     await screenshot(page, 'lab');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("measures the ping-pong under a lock and a condition through parklot's and multithreading's, alone", async () => {
+    const { page, errors } = await openPage(browser, `${server.url}lab.html`);
+    await page.waitForSelector('#lab-result[data-state=idle]');
+    await page.fill('#seconds', '2');
+    await page.selectOption('#parts', 'condition');
+    await page.click('#start');
+    await page.waitForSelector('#lab-result[data-state=done]', { timeout: 30_000 });
+    const counts = await page.locator('#lab-result').evaluate((el) => ({ ...(el as HTMLElement).dataset }));
+    for (const key of ['condParklotSamples', 'condMultithreadingSamples']) expect(Number(counts[key]), key).toBeGreaterThan(20);
+    // Alone: nothing else ran.
+    for (const key of ['pingParklotSamples', 'pingNativeSamples', 'mainParklotSamples', 'mainNativeSamples']) expect(counts[key], key).toBe('0');
+    const sums = await page.evaluate(() => (document.getElementById('hist-cond')!.dataset['sums'] ?? '').split(',').map(Number));
+    expect(sums).toEqual([Number(counts['condParklotSamples']), Number(counts['condMultithreadingSamples'])]);
+    const refused = await page.evaluate(() => {
+      const lab = (window as unknown as { parklotLab: { run(seconds: number, parts: string): Promise<unknown> } }).parklotLab;
+      return lab.run(1, 'everything').then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`);
+    });
+    expect(refused).toBe('RangeError: lab: parts must be one of all, ping-pong, wake-ups, condition');
     expect(errors).toEqual([]);
     await page.close();
   });
