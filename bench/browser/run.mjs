@@ -11,7 +11,8 @@
 // ChartSpecs bench/chart.mjs renders) and DIR/wasm-chromium.md (the
 // tables), DIR defaulting to bench/results; progress goes to stderr. The
 // demo server and Chromium are started here and stopped before exit.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -35,6 +36,9 @@ const SETTINGS = {
   // labSeconds each; the goals take the median of the rounds' ratios.
   labRounds: QUICK ? 1 : 4,
   labSeconds: QUICK ? 2 : 4,
+  // Then, per lab round, each ping-pong through one side alone for
+  // cpuSeconds, with the browser's CPU time read around it.
+  cpuSeconds: QUICK ? 1 : 2,
   roundTimeoutMs: 30_000,
 };
 /** In --quick, a few locks stand for all: the smoke checks the plumbing, not the numbers. */
@@ -70,6 +74,37 @@ if (!existsSync(CHROMIUM)) {
 if (!existsSync(fileURLToPath(new URL('../../demo/dist/arena.html', import.meta.url)))) {
   log('skipped: demo/dist is not built (npm run build:demo)');
   process.exit(3);
+}
+
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user + system) used so far by the browser whose profile
+ * directory is `profile`: every process with it on its command line (the
+ * browser, its zygotes and renderers, where the pages' workers are threads).
+ * A thread that ended still counts in its process. Null without Linux's /proc.
+ */
+function browserCpuSeconds(profile) {
+  if (!existsSync('/proc/self/stat')) return null;
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(profile)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime and stime, stat's 14th and 15th fields
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return ticks / CLOCK_TICKS;
 }
 
 /**
@@ -185,6 +220,24 @@ try {
         stats[k] = sampleStats(got[k]);
       }
     }
+    // CPU per round trip: each side alone (alternating blocks would mix them
+    // in the process's total), in turn, the order flipped every round.
+    stats.cpuUsPerTrip = {};
+    for (const [parts, prefix, sides] of [['ping-pong', 'ping', ['parklot', 'native']], ['condition', 'cond', ['parklot', 'multithreading']]]) {
+      for (const side of round % 2 ? [...sides].reverse() : sides) {
+        const k = `${prefix}-${side}`;
+        log(`wait/notify lab, round ${round + 1}/${SETTINGS.labRounds}: ${SETTINGS.cpuSeconds} s of ${k} alone, CPU time read around it`);
+        const cpu0 = browserCpuSeconds(browser.profile);
+        const got = await withTimeout(
+          page.evaluate(([s, p, only]) => window.parklotLab.run(s, p, only), [SETTINGS.cpuSeconds, parts, side]),
+          SETTINGS.cpuSeconds * 1000 + SETTINGS.roundTimeoutMs,
+          `the wait/notify lab's ${k} alone`,
+        );
+        const cpu1 = browserCpuSeconds(browser.profile);
+        if (got[k].length === 0) fail(`the lab took no ${k} samples alone in round ${round + 1}`);
+        if (cpu0 !== null) stats.cpuUsPerTrip[k] = ((cpu1 - cpu0) * 1e6) / got[k].length;
+      }
+    }
     labRounds.push(stats);
   }
   labSamples = lab;
@@ -276,16 +329,21 @@ function goalLines() {
   const mt = 'multithreading Mutex (npm, JS loop)';
   const ping = overRounds((r) => r['ping-native'].mean / r['ping-parklot'].mean);
   const cond = overRounds((r) => r['cond-multithreading'].mean / r['cond-parklot'].mean);
+  /** "; CPU µs per round trip ...: parklot 1.2, engine 30.1" (medians over the rounds), or '' without /proc. */
+  const cpu = (keys) => {
+    if (!labRounds.every((r) => keys.every(([k]) => r.cpuUsPerTrip[k] !== undefined))) return '';
+    return `; CPU µs per round trip (the browser's processes, each side run alone): ${keys.map(([k, name]) => `${name} ${spread(labRounds.map((r) => r.cpuUsPerTrip[k])).median.toFixed(1)}`).join(', ')}`;
+  };
   /** ours/theirs at each of `qs` for the page's wake-ups `which` ('main' or 'after'), each to be ≤ 1. */
   const wake = (which, qs) => {
     const r = qs.map((q) => [q, overRounds((round) => round[`${which}-parklot`][q] / round[`${which}-native`][q])]);
     return { text: r.map(([q, x]) => `${q} ${x.text}`).join(', '), met: r.every(([, x]) => x.median <= 1) };
   };
   const goals = [
-    ['two-worker wake ping-pong ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)', { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs`, met: ping.median >= 5 }],
+    ['two-worker wake ping-pong ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)', { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs${cpu([['ping-parklot', 'parklot'], ['ping-native', 'engine']])}`, met: ping.median >= 5 }],
     ['page thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call', wake('main', ['median', 'p99'])],
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
-    ['wake ping-pong under a lock + condition: parklot\'s Lock + Condition (npm package) no slower than `multithreading`\'s Mutex + Condvar (mean)', { text: `multithreading/parklot ${cond.text}; all rounds' samples ${us(labStats['cond-parklot'].mean)} / ${us(labStats['cond-multithreading'].mean)} µs`, met: cond.median >= 1 }],
+    ['wake ping-pong under a lock + condition: parklot\'s Lock + Condition (npm package) no slower than `multithreading`\'s Mutex + Condvar (mean)', { text: `multithreading/parklot ${cond.text}; all rounds' samples ${us(labStats['cond-parklot'].mean)} / ${us(labStats['cond-multithreading'].mean)} µs${cpu([['cond-parklot', 'parklot'], ['cond-multithreading', 'multithreading']])}`, met: cond.median >= 1 }],
     ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', ratios('parklot::Lock', 'std::sync::Mutex', 1)],
     ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', againstToys()],
     ['parklot::Lock ≥ 1.5x the pure-JS Atomics mutex', ratios('parklot::Lock', js, 1.5)],
@@ -303,6 +361,26 @@ function goalLines() {
       [{ title: 'goal', left: true }, { title: 'measured (ours / theirs)', left: true }, { title: 'met', left: true }],
       goals.map(([goal, r]) => [goal, r.text, r.met === null ? 'n/a' : r.met === true ? 'yes' : r.met || '**no**']),
     ),
+    '',
+  ];
+}
+
+/** The CPU time per round trip, each side's ping-pong run alone: median and range over the lab's rounds. */
+function cpuLines() {
+  const keys = ['ping-parklot', 'ping-native', 'cond-parklot', 'cond-multithreading'].filter((k) => labRounds.every((r) => r.cpuUsPerTrip[k] !== undefined));
+  if (!keys.length) return [];
+  return [
+    '### CPU per round trip (µs)',
+    '',
+    markdownTable(
+      [{ title: 'ping-pong', left: true }, { title: 'median' }, { title: 'min–max', left: true }],
+      keys.map((k) => {
+        const c = spread(labRounds.map((r) => r.cpuUsPerTrip[k]));
+        return [k, c.median.toFixed(1), `${c.min.toFixed(1)}–${c.max.toFixed(1)}`];
+      }),
+    ),
+    '',
+    `Each side's ping-pong alone for ${SETTINGS.cpuSeconds} s per lab round (the order flipped every round): the CPU time (user + system) of every process of the browser, read from /proc before and after, over the round trips made. A spin that wins latency by burning a core shows here.`,
     '',
   ];
 }
@@ -338,6 +416,7 @@ const lines = [
   '',
   `The lab runs its three parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside each ping-pong's two workers, ${SETTINGS.labRounds} rounds of all three; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call; cond: the ping-pong under a lock, each side waiting on a condition while the flag is not its own, 50 round trips per package in alternating blocks (parklot's \`Lock\` + \`Condition\` through the npm package, \`multithreading\`'s \`Mutex\` + \`Condvar\`), run as a third part alone. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
   '',
+  ...cpuLines(),
 ];
 const markdown = `${lines.join('\n')}\n`;
 

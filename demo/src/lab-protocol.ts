@@ -62,6 +62,20 @@ export interface LabInit {
   tickMs: number;
   /** multithreading's Mutex and Condvar words, each in a buffer of its own (cond-ping, cond-pong). */
   mt?: { lock: SharedArrayBuffer; condvar: SharedArrayBuffer };
+  /**
+   * Ping-pong through this one side only ('parklot', 'native' or
+   * 'multithreading'), not in alternating blocks: the benchmark reads the
+   * browser's CPU time around such a run, which alternating blocks would mix.
+   */
+  only?: Side;
+}
+
+/** The side a ping-pong measurement times: the last part of its name. */
+export type Side = 'parklot' | 'native' | 'multithreading';
+
+/** `waits` (each with its measurement) cut down to `only`'s side, or all of them. */
+export function onlySide<T extends { measurement: Measurement }>(waits: T[], only: Side | undefined): T[] {
+  return only === undefined ? waits : waits.filter((w) => w.measurement.endsWith(`-${only}`));
 }
 
 export type LabReply =

@@ -10,7 +10,7 @@
  */
 import { Condvar, Mutex } from 'multithreading';
 import { Runtime, type RuntimeHandle } from '../../js/dist/index.js';
-import { BLOCK, LAB, STOP_BALL, type Api, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
+import { BLOCK, LAB, STOP_BALL, onlySide, type Api, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
 
 /** Samples are sent to the page about this often. */
 const REPORT_MS = 100;
@@ -22,27 +22,28 @@ function reply(msg: LabReply): void {
 /** wait(word, value) and notify(word, 1) through one of the two APIs. */
 interface Waits {
   api: Api;
+  measurement: Measurement;
   view: Int32Array;
   wait(value: number): void;
   notify(): void;
 }
 
-function waitsFor(rt: Runtime, base: number): [Waits, Waits] {
-  const p = rt.int32(base + LAB.PING_PARKLOT);
-  const n = rt.int32(base + LAB.PING_NATIVE);
-  return [
-    { api: 'parklot', view: p, wait: (v) => void rt.atomics.wait(p, 0, v), notify: () => void rt.atomics.notify(p, 0, 1) },
-    { api: 'native', view: n, wait: (v) => void Atomics.wait(n, 0, v), notify: () => void Atomics.notify(n, 0, 1) },
-  ];
+function waitsFor(rt: Runtime, m: LabInit): Waits[] {
+  const p = rt.int32(m.base + LAB.PING_PARKLOT);
+  const n = rt.int32(m.base + LAB.PING_NATIVE);
+  return onlySide<Waits>([
+    { api: 'parklot', measurement: 'ping-parklot', view: p, wait: (v) => void rt.atomics.wait(p, 0, v), notify: () => void rt.atomics.notify(p, 0, 1) },
+    { api: 'native', measurement: 'ping-native', view: n, wait: (v) => void Atomics.wait(n, 0, v), notify: () => void Atomics.notify(n, 0, 1) },
+  ], m.only);
 }
 
 function ping(rt: Runtime, m: LabInit): void {
   const stop = new Int32Array(m.control);
-  const both = waitsFor(rt, m.base);
-  const pending = new Pending(['ping-parklot', 'ping-native']);
+  const both = waitsFor(rt, m);
+  const pending = new Pending(both.map((w) => w.measurement));
   while (Atomics.load(stop, 0) === 0) {
     for (const w of both) {
-      const into = pending.of(w.api === 'parklot' ? 'ping-parklot' : 'ping-native');
+      const into = pending.of(w.measurement);
       for (let i = 0; i < BLOCK; i++) {
         const t0 = performance.now();
         Atomics.store(w.view, 0, 1);
@@ -86,7 +87,7 @@ class Pending {
 }
 
 function pong(rt: Runtime, m: LabInit): void {
-  const both = waitsFor(rt, m.base);
+  const both = waitsFor(rt, m);
   for (;;) {
     for (const w of both) {
       for (let i = 0; i < BLOCK; i++) {
@@ -110,7 +111,7 @@ interface CondWaits {
   notify(): void;
 }
 
-function condWaitsFor(rt: Runtime, m: LabInit): [CondWaits, CondWaits] {
+function condWaitsFor(rt: Runtime, m: LabInit): CondWaits[] {
   const lock = rt.lockAt(m.base + LAB.COND_LOCK);
   const cond = rt.conditionAt(m.base + LAB.COND_CONDITION);
   // multithreading's Mutex and Condvar, rebuilt on their words as the package
@@ -118,7 +119,7 @@ function condWaitsFor(rt: Runtime, m: LabInit): [CondWaits, CondWaits] {
   const mutex = new Mutex(undefined, m.mt!.lock);
   const condvar = new Condvar(m.mt!.condvar);
   let guard: ReturnType<typeof mutex.blockingLock> | undefined;
-  return [
+  return onlySide<CondWaits>([
     {
       measurement: 'cond-parklot',
       flag: rt.int32(m.base + LAB.COND_FLAG_PARKLOT),
@@ -137,7 +138,7 @@ function condWaitsFor(rt: Runtime, m: LabInit): [CondWaits, CondWaits] {
       wait: () => condvar.blockingWait(guard!),
       notify: () => condvar.notifyOne(),
     },
-  ];
+  ], m.only);
 }
 
 /** The ping side under a lock: set the flag, notify, wait on the condition until it is answered. */

@@ -2,7 +2,7 @@
 import { Runtime } from '../../js/dist/index.js';
 import { Chart, byId, colourFor, duration, isolated, quantile, showError } from './common.js';
 import { Samples, binRange, edgeOf, maxCount, roundUp } from './histogram.js';
-import { LAB, type Api, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
+import { LAB, type Api, type LabInit, type LabReply, type Measurement, type Side } from './lab-protocol.js';
 
 const TICK_MS = 10;
 const REDRAW_MS = 250;
@@ -30,7 +30,7 @@ const LABELS: Record<Measurement, string> = {
 declare global {
   interface Window {
     /** The lab, for the browser benchmark (bench/browser) and tests. */
-    parklotLab?: { run(seconds: number, parts?: LabParts): Promise<Record<Measurement, number[]>> };
+    parklotLab?: { run(seconds: number, parts?: LabParts, only?: Side): Promise<Record<Measurement, number[]>> };
   }
 }
 
@@ -185,8 +185,16 @@ async function main(): Promise<void> {
 
   let stopRequested: (() => void) | undefined;
 
-  async function run(seconds: number, parts: LabParts = 'all'): Promise<Record<Measurement, number[]>> {
+  /**
+   * Runs `parts` for `seconds`; `only` plays the ping-pong through that side
+   * alone instead of in alternating blocks (the benchmark's CPU runs).
+   */
+  async function run(seconds: number, parts: LabParts = 'all', only?: Side): Promise<Record<Measurement, number[]>> {
     if (!PARTS.includes(parts)) throw new RangeError(`lab: parts must be one of ${PARTS.join(', ')}`);
+    const sides: Record<LabParts, Side[]> = { all: [], 'wake-ups': [], 'ping-pong': ['parklot', 'native'], condition: ['parklot', 'multithreading'] };
+    if (only !== undefined && !sides[parts].includes(only)) {
+      throw new RangeError(`lab: only must be one of ${sides[parts].join(', ') || 'nothing'} for ${parts} (or left out)`);
+    }
     for (const s of Object.values(samples)) {
       s.all.length = 0;
       s.bins.clear();
@@ -194,7 +202,7 @@ async function main(): Promise<void> {
     const base = rt.alloc(LAB.BYTES, 64);
     const control = new SharedArrayBuffer(4);
     const mt = { lock: new SharedArrayBuffer(4), condvar: new SharedArrayBuffer(4) };
-    const init = { handle: rt.handle(), base, control, tickMs: TICK_MS, mt };
+    const init = { handle: rt.handle(), base, control, tickMs: TICK_MS, mt, only };
     onSamples = (measurement, ms) => {
       const into = samples[measurement];
       for (const t of ms) into.add(t);

@@ -97,13 +97,15 @@ export function startServer(...args) {
  * Headless Chromium with a fresh profile, removed again by close();
  * `extraArgs` go after CHROMIUM_ARGS (e.g. `--js-flags=--harmony-struct`).
  * @param {string[]} [extraArgs]
- * @returns {Promise<{ context: import('playwright-core').BrowserContext, close(): Promise<void> }>}
+ * @returns {Promise<{ context: import('playwright-core').BrowserContext, profile: string, close(): Promise<void> }>}
  */
 export async function launchBrowser(extraArgs = []) {
   const profile = mkdtempSync(join(tmpdir(), 'parklot-chromium-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
   return {
     context,
+    /** The profile directory: every process of this browser has it on its command line. */
+    profile,
     close: async () => {
       await context.close();
       rmSync(profile, { recursive: true, force: true });

@@ -293,11 +293,26 @@ describe('wait/notify lab', () => {
     for (const key of ['pingParklotSamples', 'pingNativeSamples', 'mainParklotSamples', 'mainNativeSamples']) expect(counts[key], key).toBe('0');
     const sums = await page.evaluate(() => (document.getElementById('hist-cond')!.dataset['sums'] ?? '').split(',').map(Number));
     expect(sums).toEqual([Number(counts['condParklotSamples']), Number(counts['condMultithreadingSamples'])]);
-    const refused = await page.evaluate(() => {
-      const lab = (window as unknown as { parklotLab: { run(seconds: number, parts: string): Promise<unknown> } }).parklotLab;
-      return lab.run(1, 'everything').then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`);
+    // One side alone (the benchmark's CPU runs): only its samples.
+    const alone = await page.evaluate(async () => {
+      const lab = (window as unknown as { parklotLab: { run(seconds: number, parts: string, only?: string): Promise<Record<string, number[]>> } }).parklotLab;
+      const r = await lab.run(1, 'condition', 'multithreading');
+      return [r['cond-parklot']!.length, r['cond-multithreading']!.length];
     });
-    expect(refused).toBe('RangeError: lab: parts must be one of all, ping-pong, wake-ups, condition');
+    expect(alone[0]).toBe(0);
+    expect(alone[1]).toBeGreaterThan(20);
+    const refused = await page.evaluate(async () => {
+      const lab = (window as unknown as { parklotLab: { run(seconds: number, parts: string, only?: string): Promise<unknown> } }).parklotLab;
+      const out: string[] = [];
+      for (const [parts, only] of [['everything', undefined], ['ping-pong', 'multithreading']] as const) {
+        out.push(await lab.run(1, parts, only).then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`));
+      }
+      return out;
+    });
+    expect(refused).toEqual([
+      'RangeError: lab: parts must be one of all, ping-pong, wake-ups, condition',
+      'RangeError: lab: only must be one of parklot, native for ping-pong (or left out)',
+    ]);
     expect(errors).toEqual([]);
     await page.close();
   });
