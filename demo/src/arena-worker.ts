@@ -31,45 +31,16 @@ function reply(msg: WorkerReply): void {
   postMessage(msg);
 }
 
-/** The lock loop for a wasm peer: `peer_count_loop` runs lock, critical section, unlock inside wasm. */
-function runPeer(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
-  let n = 0;
-  let chunk = 16;
-  while (Atomics.load(ctrl, CTRL.STOP) === 0) {
-    const t = performance.now();
-    n += peer_count_loop(m.peer, lockAddr, m.counterAddr, chunk, m.work);
-    counts[m.index] = n;
-    chunk = nextChunk(chunk, performance.now() - t);
-  }
-  return n;
-}
-
 /**
- * A lock called from JS around the same critical section in JS: `work` steps
- * of a double add and multiply, then the u64 counter (as two u32s). For the
- * pure-JS Atomics mutex, the package's Lock and multithreading's Mutex.
+ * Calls `runChunk(chunk)` (which returns the acquisitions it made) until the
+ * stop flag, publishing the count after each chunk and sizing the chunks.
  */
-function runJsLoop(m: InitMessage, ctrl: Int32Array, counts: Float64Array, lock: () => void, unlock: () => void): number {
-  const buffer = m.memory.buffer;
-  const count = new Uint32Array(buffer, m.counterAddr, 2);
-  const value = new Float64Array(buffer, m.counterAddr + 8, 1);
+function untilStopped(m: InitMessage, ctrl: Int32Array, counts: Float64Array, runChunk: (chunk: number) => number): number {
   let n = 0;
   let chunk = 16;
   while (Atomics.load(ctrl, CTRL.STOP) === 0) {
     const t = performance.now();
-    for (let k = 0; k < chunk; k++) {
-      lock();
-      for (let w = 0; w < m.work; w++) value[0] = (value[0]! + 1) * 0.75;
-      const lo = count[0]!;
-      if (lo === 0xffffffff) {
-        count[0] = 0;
-        count[1] = count[1]! + 1;
-      } else {
-        count[0] = lo + 1;
-      }
-      unlock();
-    }
-    n += chunk;
+    n += runChunk(chunk);
     counts[m.index] = n;
     chunk = nextChunk(chunk, performance.now() - t);
   }
@@ -80,6 +51,48 @@ function nextChunk(chunk: number, ms: number): number {
   if (ms < CHUNK_MIN_MS && chunk < CHUNK_LIMIT) return chunk * 2;
   if (ms > CHUNK_MAX_MS && chunk > 1) return chunk >> 1;
   return chunk;
+}
+
+/** The lock loop for a wasm peer: `peer_count_loop` runs lock, critical section, unlock inside wasm. */
+function runPeer(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
+  return untilStopped(m, ctrl, counts, (chunk) => peer_count_loop(m.peer, lockAddr, m.counterAddr, chunk, m.work));
+}
+
+/**
+ * The critical section in JS, as the wasm peers run it: `work` steps of a
+ * double add and multiply, then the u64 counter (as two u32s).
+ */
+function sectionFor(m: InitMessage): () => void {
+  const buffer = m.memory.buffer;
+  const count = new Uint32Array(buffer, m.counterAddr, 2);
+  const value = new Float64Array(buffer, m.counterAddr + 8, 1);
+  const work = m.work;
+  return () => {
+    for (let w = 0; w < work; w++) value[0] = (value[0]! + 1) * 0.75;
+    const lo = count[0]!;
+    if (lo === 0xffffffff) {
+      count[0] = 0;
+      count[1] = count[1]! + 1;
+    } else {
+      count[0] = lo + 1;
+    }
+  };
+}
+
+/**
+ * A lock called from JS around the critical section in JS: for the pure-JS
+ * Atomics mutex, the package's Lock and multithreading's Mutex.
+ */
+function runJsLoop(m: InitMessage, ctrl: Int32Array, counts: Float64Array, lock: () => void, unlock: () => void): number {
+  const section = sectionFor(m);
+  return untilStopped(m, ctrl, counts, (chunk) => {
+    for (let k = 0; k < chunk; k++) {
+      lock();
+      section();
+      unlock();
+    }
+    return chunk;
+  });
 }
 
 function runJsMutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
@@ -98,37 +111,15 @@ function runMultithreading(m: InitMessage, ctrl: Int32Array, counts: Float64Arra
   return runJsLoop(m, ctrl, counts, () => { guard = mutex.blockingLock(); }, () => guard!.dispose());
 }
 
-/**
- * V8's Atomics.Mutex runs the critical section as a callback under the lock:
- * the same section as runJsLoop's, made once (no closure per acquisition).
- */
+/** V8's Atomics.Mutex runs the critical section as a callback under the lock. */
 function runV8Mutex(m: InitMessage, ctrl: Int32Array, counts: Float64Array): number {
   const V8Mutex = v8MutexClass()!;
   const mutex = m.v8Mutex!;
-  const buffer = m.memory.buffer;
-  const count = new Uint32Array(buffer, m.counterAddr, 2);
-  const value = new Float64Array(buffer, m.counterAddr + 8, 1);
-  const work = m.work;
-  const section = (): void => {
-    for (let w = 0; w < work; w++) value[0] = (value[0]! + 1) * 0.75;
-    const lo = count[0]!;
-    if (lo === 0xffffffff) {
-      count[0] = 0;
-      count[1] = count[1]! + 1;
-    } else {
-      count[0] = lo + 1;
-    }
-  };
-  let n = 0;
-  let chunk = 16;
-  while (Atomics.load(ctrl, CTRL.STOP) === 0) {
-    const t = performance.now();
+  const section = sectionFor(m);
+  return untilStopped(m, ctrl, counts, (chunk) => {
     for (let k = 0; k < chunk; k++) V8Mutex.lock(mutex, section);
-    n += chunk;
-    counts[m.index] = n;
-    chunk = nextChunk(chunk, performance.now() - t);
-  }
-  return n;
+    return chunk;
+  });
 }
 
 /** The loop for the run's lock. */

@@ -10,7 +10,7 @@
  */
 import { Condvar, Mutex } from 'multithreading';
 import { Runtime, type RuntimeHandle } from '../../js/dist/index.js';
-import { BLOCK, LAB, STOP_BALL, onlySide, type Api, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
+import { BLOCK, LAB, STOP_BALL, onlySide, type LabInit, type LabReply, type Measurement } from './lab-protocol.js';
 
 /** Samples are sent to the page about this often. */
 const REPORT_MS = 100;
@@ -19,45 +19,109 @@ function reply(msg: LabReply): void {
   postMessage(msg);
 }
 
-/** wait(word, value) and notify(word, 1) through one of the two APIs. */
-interface Waits {
-  api: Api;
+/**
+ * One side of a ping-pong: its flag (the ball), and lock(), wait(value) while
+ * the flag holds `value`, notify() one waiter, unlock(). The bare ping-pong
+ * waits on the flag itself and has no lock; the one under a lock waits on a
+ * condition (the value is then only the flag's, read again after each wake).
+ */
+interface Side {
   measurement: Measurement;
-  view: Int32Array;
+  flag: Int32Array;
+  lock(): void;
+  unlock(): void;
   wait(value: number): void;
   notify(): void;
 }
 
-function waitsFor(rt: Runtime, m: LabInit): Waits[] {
+const noLock = (): void => {};
+
+/** parklot's `rt.atomics.wait/notify` and the engine's `Atomics.wait/notify` on the flags. */
+function bareSides(rt: Runtime, m: LabInit): Side[] {
   const p = rt.int32(m.base + LAB.PING_PARKLOT);
   const n = rt.int32(m.base + LAB.PING_NATIVE);
-  return onlySide<Waits>([
-    { api: 'parklot', measurement: 'ping-parklot', view: p, wait: (v) => void rt.atomics.wait(p, 0, v), notify: () => void rt.atomics.notify(p, 0, 1) },
-    { api: 'native', measurement: 'ping-native', view: n, wait: (v) => void Atomics.wait(n, 0, v), notify: () => void Atomics.notify(n, 0, 1) },
-  ], m.only);
+  return [
+    { measurement: 'ping-parklot', flag: p, lock: noLock, unlock: noLock, wait: (v) => void rt.atomics.wait(p, 0, v), notify: () => void rt.atomics.notify(p, 0, 1) },
+    { measurement: 'ping-native', flag: n, lock: noLock, unlock: noLock, wait: (v) => void Atomics.wait(n, 0, v), notify: () => void Atomics.notify(n, 0, 1) },
+  ];
 }
 
-function ping(rt: Runtime, m: LabInit): void {
+/** parklot's Lock + Condition (the npm package) and multithreading's Mutex + Condvar. */
+function conditionSides(rt: Runtime, m: LabInit): Side[] {
+  const lock = rt.lockAt(m.base + LAB.COND_LOCK);
+  const cond = rt.conditionAt(m.base + LAB.COND_CONDITION);
+  // multithreading's Mutex and Condvar, rebuilt on their words as the package
+  // itself rebuilds them in a worker; its guard is what its Condvar waits with.
+  const mutex = new Mutex(undefined, m.mt!.lock);
+  const condvar = new Condvar(m.mt!.condvar);
+  let guard: ReturnType<typeof mutex.blockingLock> | undefined;
+  return [
+    {
+      measurement: 'cond-parklot',
+      flag: rt.int32(m.base + LAB.COND_FLAG_PARKLOT),
+      lock: () => lock.lock(),
+      unlock: () => lock.unlock(),
+      wait: () => cond.wait(lock),
+      notify: () => cond.notifyOne(),
+    },
+    {
+      measurement: 'cond-multithreading',
+      flag: rt.int32(m.base + LAB.COND_FLAG_MULTITHREADING),
+      lock: () => {
+        guard = mutex.blockingLock();
+      },
+      unlock: () => guard!.dispose(),
+      wait: () => condvar.blockingWait(guard!),
+      notify: () => condvar.notifyOne(),
+    },
+  ];
+}
+
+/** The ping side: send the ball, wait until it comes back, time the round trip; stop on the flag. */
+function ping(sides: Side[], m: LabInit): void {
   const stop = new Int32Array(m.control);
-  const both = waitsFor(rt, m);
-  const pending = new Pending(both.map((w) => w.measurement));
+  const pending = new Pending(sides.map((s) => s.measurement));
   while (Atomics.load(stop, 0) === 0) {
-    for (const w of both) {
-      const into = pending.of(w.measurement);
+    for (const s of sides) {
+      const into = pending.of(s.measurement);
       for (let i = 0; i < BLOCK; i++) {
         const t0 = performance.now();
-        Atomics.store(w.view, 0, 1);
-        w.notify();
-        while (Atomics.load(w.view, 0) === 1) w.wait(1);
+        s.lock();
+        Atomics.store(s.flag, 0, 1);
+        s.notify();
+        while (Atomics.load(s.flag, 0) === 1) s.wait(1);
+        s.unlock();
         into.push(performance.now() - t0);
       }
     }
     pending.maybeFlush();
   }
   pending.flush();
-  for (const w of both) {
-    Atomics.store(w.view, 0, STOP_BALL);
-    w.notify();
+  for (const s of sides) {
+    s.lock();
+    Atomics.store(s.flag, 0, STOP_BALL);
+    s.notify();
+    s.unlock();
+  }
+}
+
+/** The pong side: wait for the ball, send it back, until the stop ball. */
+function pong(sides: Side[]): void {
+  for (;;) {
+    for (const s of sides) {
+      for (let i = 0; i < BLOCK; i++) {
+        s.lock();
+        let v: number;
+        while ((v = Atomics.load(s.flag, 0)) === 0) s.wait(0);
+        if (v === STOP_BALL) {
+          s.unlock();
+          return;
+        }
+        Atomics.store(s.flag, 0, 0);
+        s.notify();
+        s.unlock();
+      }
+    }
   }
 }
 
@@ -83,110 +147,6 @@ class Pending {
       if (ms.length) reply({ type: 'samples', measurement, ms: ms.splice(0) });
     }
     this.#lastReport = performance.now();
-  }
-}
-
-function pong(rt: Runtime, m: LabInit): void {
-  const both = waitsFor(rt, m);
-  for (;;) {
-    for (const w of both) {
-      for (let i = 0; i < BLOCK; i++) {
-        let v: number;
-        while ((v = Atomics.load(w.view, 0)) === 0) w.wait(0);
-        if (v === STOP_BALL) return;
-        Atomics.store(w.view, 0, 0);
-        w.notify();
-      }
-    }
-  }
-}
-
-/** One side's lock + condition: the flag, lock(), unlock(), wait() (under the lock) and notifyOne(). */
-interface CondWaits {
-  measurement: Measurement;
-  flag: Int32Array;
-  lock(): void;
-  unlock(): void;
-  wait(): void;
-  notify(): void;
-}
-
-function condWaitsFor(rt: Runtime, m: LabInit): CondWaits[] {
-  const lock = rt.lockAt(m.base + LAB.COND_LOCK);
-  const cond = rt.conditionAt(m.base + LAB.COND_CONDITION);
-  // multithreading's Mutex and Condvar, rebuilt on their words as the package
-  // itself rebuilds them in a worker; its guard is what its Condvar waits with.
-  const mutex = new Mutex(undefined, m.mt!.lock);
-  const condvar = new Condvar(m.mt!.condvar);
-  let guard: ReturnType<typeof mutex.blockingLock> | undefined;
-  return onlySide<CondWaits>([
-    {
-      measurement: 'cond-parklot',
-      flag: rt.int32(m.base + LAB.COND_FLAG_PARKLOT),
-      lock: () => lock.lock(),
-      unlock: () => lock.unlock(),
-      wait: () => cond.wait(lock),
-      notify: () => cond.notifyOne(),
-    },
-    {
-      measurement: 'cond-multithreading',
-      flag: rt.int32(m.base + LAB.COND_FLAG_MULTITHREADING),
-      lock: () => {
-        guard = mutex.blockingLock();
-      },
-      unlock: () => guard!.dispose(),
-      wait: () => condvar.blockingWait(guard!),
-      notify: () => condvar.notifyOne(),
-    },
-  ], m.only);
-}
-
-/** The ping side under a lock: set the flag, notify, wait on the condition until it is answered. */
-function condPing(rt: Runtime, m: LabInit): void {
-  const stop = new Int32Array(m.control);
-  const both = condWaitsFor(rt, m);
-  const pending = new Pending(both.map((w) => w.measurement));
-  while (Atomics.load(stop, 0) === 0) {
-    for (const w of both) {
-      const into = pending.of(w.measurement);
-      for (let i = 0; i < BLOCK; i++) {
-        const t0 = performance.now();
-        w.lock();
-        Atomics.store(w.flag, 0, 1);
-        w.notify();
-        while (Atomics.load(w.flag, 0) === 1) w.wait();
-        w.unlock();
-        into.push(performance.now() - t0);
-      }
-    }
-    pending.maybeFlush();
-  }
-  pending.flush();
-  for (const w of both) {
-    w.lock();
-    Atomics.store(w.flag, 0, STOP_BALL);
-    w.notify();
-    w.unlock();
-  }
-}
-
-function condPong(rt: Runtime, m: LabInit): void {
-  const both = condWaitsFor(rt, m);
-  for (;;) {
-    for (const w of both) {
-      for (let i = 0; i < BLOCK; i++) {
-        w.lock();
-        let v: number;
-        while ((v = Atomics.load(w.flag, 0)) === 0) w.wait();
-        if (v === STOP_BALL) {
-          w.unlock();
-          return;
-        }
-        Atomics.store(w.flag, 0, 0);
-        w.notify();
-        w.unlock();
-      }
-    }
   }
 }
 
@@ -217,11 +177,12 @@ onmessage = async (e: MessageEvent<LabInit>) => {
   try {
     const rt = await Runtime.attach(m.handle as RuntimeHandle);
     reply({ type: 'ready' });
-    if (m.role === 'ping') ping(rt, m);
-    else if (m.role === 'pong') pong(rt, m);
-    else if (m.role === 'cond-ping') condPing(rt, m);
-    else if (m.role === 'cond-pong') condPong(rt, m);
-    else ticker(rt, m);
+    if (m.role === 'ticker') ticker(rt, m);
+    else {
+      const sides = onlySide(m.role.startsWith('cond-') ? conditionSides(rt, m) : bareSides(rt, m), m.only);
+      if (m.role.endsWith('ping')) ping(sides, m);
+      else pong(sides);
+    }
     rt.close();
     reply({ type: 'done' });
   } catch (err) {
