@@ -1,9 +1,14 @@
 // parklot's wasm benchmark suite in Chromium ("wasm-chromium"): the demo's
 // own runners, driven headless. The lock arena (demo/src/arena-runner.ts)
 // runs 1 to 16 Web Workers on one lock in parklot's shared memory, each lock
-// in turn, rounds interleaved; the wait/notify lab (demo/src/lab.ts) times
-// two-worker wake ping-pong and main-thread waitAsync wake-ups through
-// parklot and through the engine's Atomics. Method: BENCHMARKS.md.
+// in turn, rounds interleaved: the wasm module's locks, the pure-JS Atomics
+// mutex, the npm package's Lock, the multithreading package's Mutex, V8's
+// Atomics.Mutex (in a second Chromium with --js-flags=--harmony-struct) and,
+// after them in each round, Emscripten's pthread_mutex_t (emscripten.mjs).
+// The wait/notify lab (demo/src/lab.ts) times two-worker wake ping-pong and
+// main-thread waitAsync wake-ups through parklot and through the engine's
+// Atomics, the ping-pong under a lock + condition through parklot and
+// multithreading, and the CPU each ping-pong burns. Method: BENCHMARKS.md.
 //
 //   npm run build:demo && node bench/browser/run.mjs [--quick] [--out DIR]
 //
@@ -17,6 +22,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CHROMIUM, launchBrowser, startServer } from '../../tests/browser/chromium.mjs';
+import { startEmscriptenPeer } from './emscripten.mjs';
 import { markdownTable, quantile, si, spread } from '../wasm/table.mjs';
 
 const { values: args } = parseArgs({
@@ -32,6 +38,8 @@ const SETTINGS = {
   roundMs: QUICK ? 150 : 500,
   // parklot::Lock once more at 4 workers, with the page's main thread taking part through lockAsync.
   mainThreadWorkers: 4,
+  // Emscripten's pthread_mutex_t: one page per round, warmed up first with the most threads.
+  emscriptenWarmupMs: QUICK ? 50 : 200,
   // The lab's rounds: each runs the ping-pong, then the wake-ups, for
   // labSeconds each; the goals take the median of the rounds' ratios.
   labRounds: QUICK ? 1 : 4,
@@ -142,11 +150,18 @@ const browser = await launchBrowser();
 const v8Browser = await launchBrowser(['--js-flags=--harmony-struct']);
 /** Peers that could not run here, with the reason (the report says so). */
 const skipped = [];
+const EMSCRIPTEN = 'Emscripten pthread_mutex_t';
+/** Emscripten's peer, once started (below). */
+let emscripten = { skipped: 'not started' };
 let results;
 let labSamples;
 /** Per lab round, each measurement's sampleStats. */
 let labRounds;
 try {
+  // Emscripten brings its own runtime and thread pool: its page runs every
+  // worker count in one go, once per round, after the arena's locks.
+  emscripten = await startEmscriptenPeer(browser.context, Math.max(...SETTINGS.workerCounts), log);
+  if (emscripten.skipped) skipped.push({ peer: EMSCRIPTEN, reason: emscripten.skipped });
   const page = await browser.context.newPage();
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -193,7 +208,31 @@ try {
       rounds.push({ round, lock: c.lock, workers: c.workers, mainThread: c.mainThread, ms: r.ms, rate: r.rate, perWorker: r.perWorker, main: r.main, counter: r.counter });
       log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact`);
     }
+    if (!emscripten.skipped) {
+      const batch = await emscripten
+        .run({
+          durationMs: SETTINGS.roundMs,
+          work: SETTINGS.work,
+          warmupMs: SETTINGS.emscriptenWarmupMs,
+          threadCounts: SETTINGS.workerCounts,
+          timeoutMs: SETTINGS.roundTimeoutMs + SETTINGS.workerCounts.length * SETTINGS.roundMs,
+        })
+        .catch((e) => fail(`${EMSCRIPTEN}: ${e.message}`));
+      for (const b of batch) {
+        const acquisitions = b.counts.reduce((x, y) => x + y, 0);
+        if (b.counter !== acquisitions) fail(`${EMSCRIPTEN}, ${b.threads} threads: counter ${b.counter} != ${acquisitions} acquisitions (lost updates)`);
+        const ms = Math.max(...b.endMs) - Math.min(...b.startMs);
+        const rate = (acquisitions / ms) * 1000;
+        rounds.push({ round, lock: EMSCRIPTEN, workers: b.threads, mainThread: false, ms, rate, perWorker: b.counts, main: 0, counter: b.counter });
+        log(`round ${round + 1}/${SETTINGS.rounds}, ${b.threads} threads, ${EMSCRIPTEN}: ${si(rate)}/s, counter exact`);
+      }
+    }
   }
+  if (!emscripten.skipped) {
+    for (const workers of SETTINGS.workerCounts) configs.push({ lock: EMSCRIPTEN, workers, mainThread: false });
+  }
+  // The tables list each worker count's locks together, the main thread's run last.
+  configs.sort((a, b) => a.workers - b.workers || Number(a.mainThread) - Number(b.mainThread));
 
   await page.goto(`${server.url}lab.html`);
   await page.waitForSelector('#lab-result[data-state=idle]', { timeout: 30_000 });
@@ -247,13 +286,14 @@ try {
     suite: 'wasm-chromium',
     date: started.toISOString(),
     quick: QUICK,
-    machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, browser: `Chromium ${browserVersion}`, node: process.version, multithreading: MULTITHREADING_VERSION, platform: `${os.platform()} ${os.release()} ${os.arch()}` },
+    machine: { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, browser: `Chromium ${browserVersion}`, node: process.version, multithreading: MULTITHREADING_VERSION, emcc: emscripten.version ?? null, platform: `${os.platform()} ${os.release()} ${os.arch()}` },
     params: SETTINGS,
     // The lab's samples (hundreds of thousands) are kept as a histogram: 5 µs bins up to 1 ms, then the count above.
     skipped,
     experiments: { throughput: { configs: configs.map(({ peer, page, ...c }) => c), rounds }, lab: histograms(lab), labRounds },
   };
 } finally {
+  if (!emscripten.skipped) await emscripten.stop();
   await v8Browser.close();
   await browser.close();
   await server.stop();
@@ -348,6 +388,7 @@ function goalLines() {
     ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', againstToys()],
     ['parklot::Lock ≥ 1.5x the pure-JS Atomics mutex', ratios('parklot::Lock', js, 1.5)],
     ['parklot::Lock ≥ 2x V8 Atomics.Mutex', ratios('parklot::Lock', 'V8 Atomics.Mutex (JS loop)', 2)],
+    ['parklot::Lock ≥ 1x Emscripten\'s pthread_mutex_t', ratios('parklot::Lock', EMSCRIPTEN, 1)],
     ['parklot::Lock ≥ 5x `multithreading`\'s Mutex (npm)', ratios('parklot::Lock', mt, 5)],
     ['parklot Lock via the npm package ≥ 1.2x `multithreading`\'s Mutex, both from a JS loop', ratios(pkg, mt, 1.2)],
     ['parklot Lock via the npm package ≥ 1.2x the pure-JS Atomics mutex, both from a JS loop', ratios(pkg, js, 1.2)],
@@ -388,7 +429,7 @@ function cpuLines() {
 const lines = [
   `# wasm in Chromium workers (${results.date.slice(0, 10)})`,
   '',
-  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex, the npm package's Lock and \`multithreading\`'s Mutex (npm ${MULTITHREADING_VERSION}: \`blockingLock()\`, then \`dispose()\` of the guard), whose loops and critical sections are in JS.${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
+  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex, the npm package's Lock and \`multithreading\`'s Mutex (npm ${MULTITHREADING_VERSION}: \`blockingLock()\`, then \`dispose()\` of the guard), whose loops and critical sections are in JS, and Emscripten's \`pthread_mutex_t\` (${results.machine.emcc ?? 'not built'}; bench/wasm/emscripten/pthread_mutex.c built for the web, its own page and thread pool, every worker count once per round after the others).${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
   '',
   ...results.skipped.flatMap((sk) => [`**Skipped: ${sk.peer}**: ${sk.reason}.`, '']),
   ...goalLines(),
