@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CHROMIUM, launchBrowser, startServer } from '../../tests/browser/chromium.mjs';
 import { startEmscriptenPeer } from './emscripten.mjs';
+import { SLOW_LINE_NS, lineNote, lineRows, lineSplitText, startLineProbe, twoWorkersByLine } from '../line-probe.mjs';
 import { markdownTable, quantile, si, spread } from '../wasm/table.mjs';
 
 const { values: args } = parseArgs({
@@ -32,7 +33,7 @@ const QUICK = args.quick;
 const OUT_DIR = (args.out ?? fileURLToPath(new URL('../results/', import.meta.url))).replace(/\/$/, '');
 
 const SETTINGS = {
-  workerCounts: QUICK ? [1, 4] : [1, 2, 4, 8, 16],
+  workerCounts: QUICK ? [1, 2, 4] : [1, 2, 4, 8, 16],
   work: 1, // add-and-multiply steps per critical section (seed 000's microcontention)
   rounds: QUICK ? 2 : 5,
   roundMs: QUICK ? 150 : 500,
@@ -196,19 +197,22 @@ try {
 
   // Rounds interleave every configuration: A B C ..., A B C ...
   const rounds = [];
+  const lineProbe = await startLineProbe();
   for (let round = 0; round < SETTINGS.rounds; round++) {
     for (const c of configs) {
       const config = { workers: c.workers, peer: c.peer, work: SETTINGS.work, mainThread: c.mainThread };
+      const lineNs = lineProbe.measure();
       const r = await withTimeout(
         c.page.evaluate(([config, ms]) => window.parklotArena.arena.run(config, ms), [config, SETTINGS.roundMs]),
         SETTINGS.roundTimeoutMs,
         `${c.lock} with ${c.workers} workers`,
       );
       if (!r.exact) fail(`${c.lock}, ${c.workers} workers: counter ${r.counter} != ${r.expected} acquisitions (lost updates)`);
-      rounds.push({ round, lock: c.lock, workers: c.workers, mainThread: c.mainThread, ms: r.ms, rate: r.rate, perWorker: r.perWorker, main: r.main, counter: r.counter });
-      log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact`);
+      rounds.push({ round, lock: c.lock, workers: c.workers, mainThread: c.mainThread, ms: r.ms, rate: r.rate, perWorker: r.perWorker, main: r.main, counter: r.counter, lineNs });
+      log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact (line ${lineNs.toFixed(0)} ns)`);
     }
     if (!emscripten.skipped) {
+      const lineNs = lineProbe.measure();
       const batch = await emscripten
         .run({
           durationMs: SETTINGS.roundMs,
@@ -223,11 +227,12 @@ try {
         if (b.counter !== acquisitions) fail(`${EMSCRIPTEN}, ${b.threads} threads: counter ${b.counter} != ${acquisitions} acquisitions (lost updates)`);
         const ms = Math.max(...b.endMs) - Math.min(...b.startMs);
         const rate = (acquisitions / ms) * 1000;
-        rounds.push({ round, lock: EMSCRIPTEN, workers: b.threads, mainThread: false, ms, rate, perWorker: b.counts, main: 0, counter: b.counter });
+        rounds.push({ round, lock: EMSCRIPTEN, workers: b.threads, mainThread: false, ms, rate, perWorker: b.counts, main: 0, counter: b.counter, lineNs });
         log(`round ${round + 1}/${SETTINGS.rounds}, ${b.threads} threads, ${EMSCRIPTEN}: ${si(rate)}/s, counter exact`);
       }
     }
   }
+  await lineProbe.stop();
   if (!emscripten.skipped) {
     for (const workers of SETTINGS.workerCounts) configs.push({ lock: EMSCRIPTEN, workers, mainThread: false });
   }
@@ -351,6 +356,25 @@ function againstToys() {
   if (!rows.length) return { text: 'not run', met: null };
   return { text: text.join(', '), met: verdict(rows.map(([n, a, , b]) => [n, a, b]), 1) };
 }
+/** The 2-worker rounds by the line probe before each (bench/line-probe.mjs). */
+const lineSplit = twoWorkersByLine(results.experiments.throughput.rounds, (r) => r.lock, (r) => r.rate);
+
+/** With a line probe before every round: the 2-worker rows by the state it said. */
+function lineLines() {
+  if (!Object.keys(lineSplit.byLock).length) return [];
+  return [
+    '### Two workers by the line between the CPUs',
+    '',
+    markdownTable(
+      [{ title: 'lock', left: true }, { title: `fast line (≤ ${SLOW_LINE_NS} ns): median acq/s (rounds)` }, { title: 'slow line: median acq/s (rounds)' }],
+      lineRows(lineSplit, (id) => id, si),
+    ),
+    '',
+    `${lineNote(lineSplit)} Emscripten's rows take the probe before its batch of every worker count.`,
+    '',
+  ];
+}
+
 const labStats = Object.fromEntries(Object.entries(labSamples).map(([k, v]) => [k, sampleStats(v)]));
 /** The median over the lab's rounds of `ratio(round)`, with its range, as text: "1.23x (0.98–1.40x)". */
 function overRounds(ratio) {
@@ -379,13 +403,14 @@ function goalLines() {
     const r = qs.map((q) => [q, overRounds((round) => round[`${which}-parklot`][q] / round[`${which}-native`][q])]);
     return { text: r.map(([q, x]) => `${q} ${x.text}`).join(', '), met: r.every(([, x]) => x.median <= 1) };
   };
+  const withLineSplit = (r, theirs) => ({ ...r, text: r.text + lineSplitText(lineSplit, 'parklot::Lock', theirs) });
   const goals = [
     ['two-worker wake ping-pong ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)', { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs${cpu([['ping-parklot', 'parklot'], ['ping-native', 'engine']])}`, met: ping.median >= 5 }],
     ['page thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call', wake('main', ['median', 'p99'])],
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
     ['wake ping-pong under a lock + condition: parklot\'s Lock + Condition (npm package) no slower than `multithreading`\'s Mutex + Condvar (mean)', { text: `multithreading/parklot ${cond.text}; all rounds' samples ${us(labStats['cond-parklot'].mean)} / ${us(labStats['cond-multithreading'].mean)} µs${cpu([['cond-parklot', 'parklot'], ['cond-multithreading', 'multithreading']])}`, met: cond.median >= 1 }],
-    ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', ratios('parklot::Lock', 'std::sync::Mutex', 1)],
-    ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', againstToys()],
+    ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', withLineSplit(ratios('parklot::Lock', 'std::sync::Mutex', 1), ['std::sync::Mutex'])],
+    ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', withLineSplit(againstToys(), ['ThunderLock', 'CascadeLock'])],
     ['parklot::Lock ≥ 1.5x the pure-JS Atomics mutex', ratios('parklot::Lock', js, 1.5)],
     ['parklot::Lock ≥ 2x V8 Atomics.Mutex', ratios('parklot::Lock', 'V8 Atomics.Mutex (JS loop)', 2)],
     ['parklot::Lock ≥ 1x Emscripten\'s pthread_mutex_t', ratios('parklot::Lock', EMSCRIPTEN, 1)],
@@ -448,6 +473,7 @@ const lines = [
     ]),
   ),
   '',
+  ...lineLines(),
   '## Wait/notify latency (µs), parklot vs the engine',
   '',
   markdownTable(

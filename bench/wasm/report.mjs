@@ -3,6 +3,7 @@
 // bench/chart.mjs renders (the same schema as the native and Chromium suites).
 import { markdownTable, median, ns, si, spread } from './table.mjs';
 import { ppKey } from './ping-pong.mjs';
+import { SLOW_LINE_NS, lineNote, lineRows, lineSplitText, twoWorkersByLine } from '../line-probe.mjs';
 
 const BASELINE = 'parklot-lock'; // parklot::Lock, its loop inside wasm
 
@@ -65,6 +66,7 @@ export function summarize(experiments, settings) {
     pingPongSweep: experiments.pingPong.sweep ?? [],
     pingPongDefaultSpins: experiments.pingPong.defaultSpinLimit,
     mainWake: mainWakeSummary(experiments.mainWake),
+    byLine: twoWorkersByLine(experiments.throughput.rounds, (r) => r.peer, (r) => r.opsPerSec),
   };
 }
 
@@ -156,9 +158,11 @@ export function goals(sum, settings) {
       met: rows.every((n) => r(n) >= 1) ? true : rows.every((n) => ppOf('condition-parklot', n).roundMedians.min <= ppOf('condition-multithreading', n).roundMedians.max) ? 'within noise' : false,
     };
   };
+  // The 2-worker rows by the host's line state (line-probe.mjs); results from before it have none.
+  const withLineSplit = (g, theirs) => ({ ...g, measured: g.measured + (sum.byLine ? lineSplitText(sum.byLine, BASELINE, theirs) : '') });
   return [
-    lockGoal('std-mutex', 'Rust std::sync::Mutex in the same module', 1),
-    toyGoal(),
+    withLineSplit(lockGoal('std-mutex', 'Rust std::sync::Mutex in the same module', 1), ['std-mutex']),
+    withLineSplit(toyGoal(), ['thunderlock', 'cascadelock']),
     lockGoal('js-mutex', 'the pure-JS Atomics mutex', 1.5),
     lockGoal('v8-mutex', 'V8 Atomics.Mutex', 2),
     lockGoal('emscripten-pthread', "Emscripten's pthread_mutex_t", 1),
@@ -343,6 +347,16 @@ function markdown({ date, quick, machine, params: s, skipped }, sum, goalRows) {
     { title: 'CPUs ours' }, { title: 'CPUs others' },
   ], rows));
   p();
+  if (sum.byLine && Object.keys(sum.byLine.byLock).length) {
+    p('### Two workers by the line between the CPUs');
+    p();
+    const nameOf = (id) => sum.throughput.find((t) => t.peer === id)?.name ?? id;
+    p(markdownTable([{ title: 'lock', left: true }, { title: `fast line (≤ ${SLOW_LINE_NS} ns): median acq/s (rounds)` }, { title: 'slow line: median acq/s (rounds)' }],
+      lineRows(sum.byLine, nameOf, si)));
+    p();
+    p(`${lineNote(sum.byLine)} Emscripten's rows take the probe before its batch of every worker count.`);
+    p();
+  }
   const floor = (id) => sum.uncontended.find((v) => v.id === id).median;
   const spinOn = (placement) => sum.pingPong.find((v) => v.id === 'wasm-spin' && v.pairs === 1 && v.placement === placement);
   const spin = spinOn('apart') ?? spinOn('free');

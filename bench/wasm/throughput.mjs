@@ -5,6 +5,7 @@
 import { CELLS, fail, gatedRound, lockRound, log, startChildPeer } from './pool.mjs';
 import { buildEmscriptenPeer, runEmscriptenRounds } from './emscripten.mjs';
 import { si } from './table.mjs';
+import { startLineProbe } from '../line-probe.mjs';
 
 /** Short stable ids for the report, by peer_names() entry. */
 const idOf = (name) => name.replace(/^parklot::/, 'parklot-').replace(/^std::sync::/, 'std-').replace(/[<>:]+/g, '').toLowerCase();
@@ -129,8 +130,10 @@ export async function lockThroughput(ctx) {
   const stepped = peers.filter((p) => p !== emscripten);
   const total = s.rounds * s.workerCounts.length * peers.length;
   const rounds = [];
-  const record = (r, peer, n, res) => {
-    rounds.push({ round: r, peer: peer.id, workers: n, ...res });
+  // The cache line's round trip between the CPUs before every round (see line-probe.mjs).
+  const lineProbe = await startLineProbe();
+  const record = (r, peer, n, res, lineNs) => {
+    rounds.push({ round: r, peer: peer.id, workers: n, ...res, lineNs });
     const workers = res.perWorker.map((w) => si(w.opsPerSec)).join(' ');
     log(`${rounds.length}/${total}: round ${r + 1}, ${n} workers, ${peer.name}: ${si(res.opsPerSec)} acq/s (workers ${workers})`);
   };
@@ -140,11 +143,13 @@ export async function lockThroughput(ctx) {
   for (let r = 0; r < s.rounds; r++) {
     for (const n of s.workerCounts) {
       for (const peer of stepped) {
+        const lineNs = lineProbe.measure();
         const res = await round(peer, n, s.roundMs);
-        if (res) record(r, peer, n, res);
+        if (res) record(r, peer, n, res, lineNs);
       }
     }
     if (emscripten) {
+      const lineNs = lineProbe.measure();
       // One process per round (Emscripten's start-up takes about 0.5 s), warmed up first.
       const batch = await runEmscriptenRounds({
         durationMs: s.roundMs, work: s.work, warmupMs: s.warmupMs, threadCounts: s.workerCounts,
@@ -154,10 +159,11 @@ export async function lockThroughput(ctx) {
         const done = b.counts.map((count, i) => ({ count, start: b.startMs[i], end: b.endMs[i] }));
         const res = lockRound(done, null);
         checkCounter(`${emscripten.name}, ${b.threads} threads`, b.counter, res.total);
-        record(r, emscripten, b.threads, res);
+        record(r, emscripten, b.threads, res, lineNs);
       }
     }
   }
+  await lineProbe.stop();
   if (!v8.skipped) await v8.stop();
   return {
     peers: peers.map(({ id, name, how, kind }) => ({ id, name, how, kind: kind ?? null })),
