@@ -13,7 +13,9 @@
 // SharedArrayBuffer (Atomics.store, then spin on Atomics.load until the
 // answer comes back) `TRIPS` times; the result is nanoseconds per round
 // trip. Unpinned: with two busy threads on two CPUs the scheduler puts them
-// on different CPUs. About 2-15 ms per probe.
+// on different CPUs. About 2-15 ms per probe (a burst stops after 25 ms);
+// none on a machine with one CPU.
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { median as medianOf } from './wasm/table.mjs';
 
@@ -23,13 +25,18 @@ const median = (values) => (values.length ? medianOf(values) : null);
 /** Round trips per burst; a probe is the median of three bursts (one preempted burst does not count). */
 const TRIPS = 8_000;
 
+/** A burst ends early after this long (a loaded machine, where a trip can wait for a time slice). */
+const BURST_MS = 25;
+
 /** Above this (ns per round trip), a probe says the line between the CPUs was slow. */
 export const SLOW_LINE_NS = 250;
 
 /** Word indices in the probe's buffer, each on its own 64-byte line. */
-const BOUNCE = 0;
-const COMMAND = 16; // the probe number the worker is asked to answer; -1: exit
-const READY = 32;
+const BOUNCE = 0; // trip i: i from this thread, -i back from the worker; STOP ends the burst
+const COMMAND = 16; // the burst the worker is asked to answer; -1: exit
+const DONE = 32; // the last burst the worker has left
+const READY = 48;
+const STOP = 0x7fff_ffff;
 
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
@@ -39,49 +46,59 @@ for (let seen = 0; ; ) {
   Atomics.wait(w, ${COMMAND}, seen);
   seen = Atomics.load(w, ${COMMAND});
   if (seen < 0) break;
-  for (let i = 1; i <= workerData.trips; i++) {
-    while (Atomics.load(w, ${BOUNCE}) !== i);
+  for (let i = 1; ; i++) {
+    let v;
+    while ((v = Atomics.load(w, ${BOUNCE})) !== i && v !== ${STOP});
+    if (v === ${STOP}) break;
     Atomics.store(w, ${BOUNCE}, -i);
   }
+  Atomics.store(w, ${DONE}, seen);
 }
 `;
 
 /**
  * Starts the probe's worker; resolves to {measure, stop}: `measure()` runs
- * one probe and returns ns per round trip, `stop()` ends the worker.
+ * one probe and returns ns per round trip (null on a machine with one CPU,
+ * where the two threads could only take turns), `stop()` ends the worker.
  */
 export async function startLineProbe() {
+  if (os.availableParallelism() < 2) return { measure: () => null, stop: async () => {} };
   const buffer = new SharedArrayBuffer(64 * 4);
   const w = new Int32Array(buffer);
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { buffer, trips: TRIPS } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { buffer } });
   const exited = new Promise((resolve) => worker.once('exit', resolve));
   const failed = new Promise((_, reject) => worker.once('error', reject));
   await Promise.race([failed, (async () => {
     while (Atomics.load(w, READY) === 0) await new Promise((r) => setTimeout(r, 1));
   })()]);
-  let probes = 0;
+  failed.catch(() => {}); // from here on a failing worker shows as a burst that never ends
+  let bursts = 0;
   /** One burst: ns per round trip. */
   const burst = () => {
     Atomics.store(w, BOUNCE, 0);
-    Atomics.store(w, COMMAND, ++probes);
+    Atomics.store(w, COMMAND, ++bursts);
     Atomics.notify(w, COMMAND);
     // The first trip waits for the worker to wake; time the rest.
     Atomics.store(w, BOUNCE, 1);
     while (Atomics.load(w, BOUNCE) !== -1);
     const start = performance.now();
-    for (let i = 2; i <= TRIPS; i++) {
-      Atomics.store(w, BOUNCE, i);
-      while (Atomics.load(w, BOUNCE) !== -i);
+    let trips = 1;
+    while (trips < TRIPS) {
+      trips++;
+      Atomics.store(w, BOUNCE, trips);
+      while (Atomics.load(w, BOUNCE) !== -trips);
+      if ((trips & 63) === 0 && performance.now() - start > BURST_MS) break;
     }
-    return ((performance.now() - start) / (TRIPS - 1)) * 1e6;
+    const ns = ((performance.now() - start) / (trips - 1)) * 1e6;
+    Atomics.store(w, BOUNCE, STOP);
+    while (Atomics.load(w, DONE) !== bursts);
+    return ns;
   };
   // The first bursts compile the loops and wake the worker from its start: not measurements.
   for (let i = 0; i < 3; i++) burst();
-  failed.catch(() => {}); // from here on a failing worker shows as a probe that never ends
   return {
     measure() {
-      const bursts = [burst(), burst(), burst()].sort((a, b) => a - b);
-      return bursts[1];
+      return [burst(), burst(), burst()].sort((a, b) => a - b)[1];
     },
     async stop() {
       Atomics.store(w, COMMAND, -1);

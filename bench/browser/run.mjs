@@ -209,7 +209,7 @@ try {
       );
       if (!r.exact) fail(`${c.lock}, ${c.workers} workers: counter ${r.counter} != ${r.expected} acquisitions (lost updates)`);
       rounds.push({ round, lock: c.lock, workers: c.workers, mainThread: c.mainThread, ms: r.ms, rate: r.rate, perWorker: r.perWorker, main: r.main, counter: r.counter, lineNs });
-      log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact (line ${lineNs.toFixed(0)} ns)`);
+      log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact${lineNs === null ? '' : ` (line ${lineNs.toFixed(0)} ns)`}`);
     }
     if (!emscripten.skipped) {
       const lineNs = lineProbe.measure();
