@@ -164,6 +164,7 @@ function readme(outcomes, suites, started) {
   p('- `npm run bench`: every suite, full length (several minutes), into `bench/results/`.');
   p('- `npm run bench -- --quick`: the smoke run (about a minute), into `bench/results/quick/`.');
   p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
+  p('- Two builds of the wasm module against each other (a change to the Lock, say): `node bench/wasm/compare-builds.mjs A.wasm B.wasm`, each build in a process of its own, taking turns, rounds grouped by the line between the CPUs (bench/line-probe.mjs).');
   if (existsSync(join(OUT, 'rwlock.md'))) {
     p();
     p('Experiment 6 (reader-writer locks, seed 003\'s table) with the native, wasm and JS rows side by side: [rwlock.md](rwlock.md).');
