@@ -6,7 +6,7 @@
 use parklot::parking_lot::{parked_count, stats};
 use parklot::Lock;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Counts live heap bytes, process-wide.
@@ -38,7 +38,10 @@ fn parking_lot_memory_does_not_grow_with_contended_locks() {
     // wait until it is queued in the ParkingLot); then we release it and move on.
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
-    let (l2, n2, d2) = (locks.clone(), next.clone(), done.clone());
+    // The helper stays alive until the last `stats()`: its exit frees its
+    // waiter record, which would change the table's thread count.
+    let measured = Arc::new(AtomicBool::new(false));
+    let (l2, n2, d2, m2) = (locks.clone(), next.clone(), done.clone(), measured.clone());
     parklot::set_spin_limit(0); // park at once: this test is about parking
     let helper = std::thread::spawn(move || {
         for i in 0..LOCKS {
@@ -48,6 +51,9 @@ fn parking_lot_memory_does_not_grow_with_contended_locks() {
             l2[i].lock();
             l2[i].unlock();
             d2.store(i + 1, Ordering::Release);
+        }
+        while !m2.load(Ordering::Acquire) {
+            std::thread::yield_now();
         }
     });
 
@@ -70,6 +76,7 @@ fn parking_lot_memory_does_not_grow_with_contended_locks() {
     let before = (LIVE.load(Ordering::SeqCst), stats());
     contend(1_000..LOCKS);
     let after = (LIVE.load(Ordering::SeqCst), stats());
+    measured.store(true, Ordering::Release);
     helper.join().unwrap();
 
     assert_eq!(before.1, after.1, "the ParkingLot's table changed");
