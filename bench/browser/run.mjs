@@ -5,7 +5,8 @@
 // mutex, the npm package's Lock, the multithreading package's Mutex, V8's
 // Atomics.Mutex (in a second Chromium with --js-flags=--harmony-struct) and,
 // after them in each round, Emscripten's pthread_mutex_t (emscripten.mjs).
-// The wait/notify lab (demo/src/lab.ts) times two-worker wake ping-pong and
+// The wait/notify lab (demo/src/lab.ts) times wake ping-pong (two workers,
+// and four pairs at once: oversubscribed) and
 // main-thread waitAsync wake-ups through parklot and through the engine's
 // Atomics, the ping-pong under a lock + condition through parklot and
 // multithreading, and the CPU each ping-pong burns. Method: BENCHMARKS.md.
@@ -45,6 +46,9 @@ const SETTINGS = {
   // labSeconds each; the goals take the median of the rounds' ratios.
   labRounds: QUICK ? 1 : 4,
   labSeconds: QUICK ? 2 : 4,
+  // The ping-pong once more with this many pairs at once (8 workers on 2
+  // CPUs: oversubscribed), its samples under ping8-*.
+  oversubscribedPairs: 4,
   // Then, per lab round, each ping-pong through one side alone for
   // cpuSeconds, with the browser's CPU time read around it.
   cpuSeconds: QUICK ? 1 : 2,
@@ -247,17 +251,23 @@ try {
   labRounds = [];
   for (let round = 0; round < SETTINGS.labRounds; round++) {
     const stats = {};
-    for (const [parts, what, keys] of [
-      ['ping-pong', 'ping-pong', ['ping-parklot', 'ping-native']],
-      ['wake-ups', 'main-thread wake-ups', ['main-parklot', 'main-native', 'after-parklot', 'after-native']],
-      ['condition', 'ping-pong under a lock and a condition', ['cond-parklot', 'cond-multithreading']],
-    ]) {
-      log(`wait/notify lab, round ${round + 1}/${SETTINGS.labRounds}: ${SETTINGS.labSeconds} s of ${what} alone`);
+    /** The lab's run of `parts`: its samples, the ping-pong's under `prefix` in place of the page's (ping8-parklot for ping-parklot). */
+    const labRun = async (seconds, parts, { only, pairs = 1, prefix } = {}) => {
+      const what = `${parts}${pairs > 1 ? ` of ${pairs} pairs` : ''}${only ? `, ${only} alone` : ''}`;
+      log(`wait/notify lab, round ${round + 1}/${SETTINGS.labRounds}: ${seconds} s of ${what}`);
       const got = await withTimeout(
-        page.evaluate(([s, p]) => window.parklotLab.run(s, p), [SETTINGS.labSeconds, parts]),
-        SETTINGS.labSeconds * 1000 + SETTINGS.roundTimeoutMs,
+        page.evaluate(([s, p, o, n]) => window.parklotLab.run(s, p, o ?? undefined, n), [seconds, parts, only ?? null, pairs]),
+        seconds * 1000 + SETTINGS.roundTimeoutMs,
         `the wait/notify lab's ${what}`,
       );
+      return prefix === undefined ? got : Object.fromEntries(Object.entries(got).map(([k, v]) => [k.replace(/^ping-/, `${prefix}-`), v]));
+    };
+    for (const [parts, keys, options] of [
+      ['ping-pong', ['ping-parklot', 'ping-native']],
+      ['wake-ups', ['main-parklot', 'main-native', 'after-parklot', 'after-native']],
+      ['condition', ['cond-parklot', 'cond-multithreading']],
+    ]) {
+      const got = await labRun(SETTINGS.labSeconds, parts, options);
       for (const k of keys) {
         if (got[k].length === 0) fail(`the lab took no ${k} samples in round ${round + 1}`);
         lab[k] = (lab[k] ?? []).concat(got[k]);
@@ -265,21 +275,28 @@ try {
       }
     }
     // CPU per round trip: each side alone (alternating blocks would mix them
-    // in the process's total), in turn, the order flipped every round.
+    // in the process's total), in turn, the order flipped every round. The
+    // oversubscribed ping-pong is timed only so, each side for labSeconds:
+    // with more workers than CPUs, one side's waiters would take CPU from
+    // the other's, so alternating blocks would not compare the two.
     stats.cpuUsPerTrip = {};
-    for (const [parts, prefix, sides] of [['ping-pong', 'ping', ['parklot', 'native']], ['condition', 'cond', ['parklot', 'multithreading']]]) {
+    const many = { pairs: SETTINGS.oversubscribedPairs, prefix: `ping${2 * SETTINGS.oversubscribedPairs}`, seconds: SETTINGS.labSeconds, timed: true };
+    for (const [parts, prefix, sides, options] of [
+      ['ping-pong', 'ping', ['parklot', 'native']],
+      ['ping-pong', many.prefix, ['parklot', 'native'], many],
+      ['condition', 'cond', ['parklot', 'multithreading']],
+    ]) {
       for (const side of round % 2 ? [...sides].reverse() : sides) {
         const k = `${prefix}-${side}`;
-        log(`wait/notify lab, round ${round + 1}/${SETTINGS.labRounds}: ${SETTINGS.cpuSeconds} s of ${k} alone, CPU time read around it`);
         const cpu0 = browserCpuSeconds(browser.profile);
-        const got = await withTimeout(
-          page.evaluate(([s, p, only]) => window.parklotLab.run(s, p, only), [SETTINGS.cpuSeconds, parts, side]),
-          SETTINGS.cpuSeconds * 1000 + SETTINGS.roundTimeoutMs,
-          `the wait/notify lab's ${k} alone`,
-        );
+        const got = await labRun(options?.seconds ?? SETTINGS.cpuSeconds, parts, { ...options, only: side });
         const cpu1 = browserCpuSeconds(browser.profile);
         if (got[k].length === 0) fail(`the lab took no ${k} samples alone in round ${round + 1}`);
         if (cpu0 !== null) stats.cpuUsPerTrip[k] = ((cpu1 - cpu0) * 1e6) / got[k].length;
+        if (options?.timed) {
+          lab[k] = (lab[k] ?? []).concat(got[k]);
+          stats[k] = sampleStats(got[k]);
+        }
       }
     }
     labRounds.push(stats);
@@ -384,7 +401,7 @@ function overRounds(ratio) {
 }
 const us = (ms) => (ms * 1000).toFixed(1);
 /** The wake-latency chart's x label for each kind of lab measurement. */
-const LAB_AXIS = { ping: 'worker ping-pong round trip', main: 'main thread waitAsync wake-up', after: 'the same, from the notify call\'s return', cond: 'round trip under a lock + condition' };
+const LAB_AXIS = { ping: 'worker ping-pong round trip', [`ping${2 * SETTINGS.oversubscribedPairs}`]: `the same, ${2 * SETTINGS.oversubscribedPairs} workers at once`, main: 'main thread waitAsync wake-up', after: 'the same, from the notify call\'s return', cond: 'round trip under a lock + condition' };
 
 /** The goals this suite measures, each against its peer in the same run. */
 function goalLines() {
@@ -392,6 +409,8 @@ function goalLines() {
   const js = 'pure-JS Atomics mutex';
   const mt = 'multithreading Mutex (npm, JS loop)';
   const ping = overRounds((r) => r['ping-native'].mean / r['ping-parklot'].mean);
+  const many = `ping${2 * SETTINGS.oversubscribedPairs}`;
+  const pingMany = overRounds((r) => r[`${many}-native`].mean / r[`${many}-parklot`].mean);
   const cond = overRounds((r) => r['cond-multithreading'].mean / r['cond-parklot'].mean);
   /** "; CPU µs per round trip ...: parklot 1.2, engine 30.1" (medians over the rounds), or '' without /proc. */
   const cpu = (keys) => {
@@ -406,6 +425,7 @@ function goalLines() {
   const withLineSplit = (r, theirs) => ({ ...r, text: r.text + lineSplitText(lineSplit, 'parklot::Lock', theirs) });
   const goals = [
     ['two-worker wake ping-pong ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)', { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs${cpu([['ping-parklot', 'parklot'], ['ping-native', 'engine']])}`, met: ping.median >= 5 }],
+    [`wake ping-pong, ${2 * SETTINGS.oversubscribedPairs} workers (oversubscribed), no slower than the engine (mean)`, { text: `engine/parklot ${pingMany.text}; all rounds' samples ${us(labStats[`${many}-parklot`].mean)} / ${us(labStats[`${many}-native`].mean)} µs${cpu([[`${many}-parklot`, 'parklot'], [`${many}-native`, 'engine']])}`, met: pingMany.median >= 1 }],
     ['page thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call', wake('main', ['median', 'p99'])],
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
     ['wake ping-pong under a lock + condition: parklot\'s Lock + Condition (npm package) no slower than `multithreading`\'s Mutex + Condvar (mean)', { text: `multithreading/parklot ${cond.text}; all rounds' samples ${us(labStats['cond-parklot'].mean)} / ${us(labStats['cond-multithreading'].mean)} µs${cpu([['cond-parklot', 'parklot'], ['cond-multithreading', 'multithreading']])}`, met: cond.median >= 1 }],
@@ -433,7 +453,8 @@ function goalLines() {
 
 /** The CPU time per round trip, each side's ping-pong run alone: median and range over the lab's rounds. */
 function cpuLines() {
-  const keys = ['ping-parklot', 'ping-native', 'cond-parklot', 'cond-multithreading'].filter((k) => labRounds.every((r) => r.cpuUsPerTrip[k] !== undefined));
+  const many = `ping${2 * SETTINGS.oversubscribedPairs}`;
+  const keys = ['ping-parklot', 'ping-native', `${many}-parklot`, `${many}-native`, 'cond-parklot', 'cond-multithreading'].filter((k) => labRounds.every((r) => r.cpuUsPerTrip[k] !== undefined));
   if (!keys.length) return [];
   return [
     '### CPU per round trip (µs)',
@@ -446,7 +467,7 @@ function cpuLines() {
       }),
     ),
     '',
-    `Each side's ping-pong alone for ${SETTINGS.cpuSeconds} s per lab round (the order flipped every round): the CPU time (user + system) of every process of the browser, read from /proc before and after, over the round trips made. A spin that wins latency by burning a core shows here.`,
+    `Each side's ping-pong alone for ${SETTINGS.cpuSeconds} s per lab round (ping${2 * SETTINGS.oversubscribedPairs}: the ${SETTINGS.labSeconds} s runs its latencies come from; the order flipped every round): the CPU time (user + system) of every process of the browser, read from /proc before and after, over the round trips made. A spin that wins latency by burning a core shows here.`,
     '',
   ];
 }
@@ -481,7 +502,7 @@ const lines = [
     Object.entries(labStats).map(([k, s]) => [k, s.samples, us(s.mean), us(s.p10), us(s.median), us(s.p90), us(s.p99)]),
   ),
   '',
-  `The lab runs its three parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside each ping-pong's two workers, ${SETTINGS.labRounds} rounds of all three; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call; cond: the ping-pong under a lock, each side waiting on a condition while the flag is not its own, 50 round trips per package in alternating blocks (parklot's \`Lock\` + \`Condition\` through the npm package, \`multithreading\`'s \`Mutex\` + \`Condvar\`), run as a third part alone. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
+  `The lab runs its parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside each ping-pong's two workers, ${SETTINGS.labRounds} rounds of all of them; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; ping${2 * SETTINGS.oversubscribedPairs}: the same with ${SETTINGS.oversubscribedPairs} pairs at once, each on words of its own (${2 * SETTINGS.oversubscribedPairs} workers on ${results.machine.cores} CPUs), each API alone for ${SETTINGS.labSeconds} s (in alternating blocks one API's waiters would take CPU from the other's), every pair's round trips together; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call; cond: the ping-pong under a lock, each side waiting on a condition while the flag is not its own, 50 round trips per package in alternating blocks (parklot's \`Lock\` + \`Condition\` through the npm package, \`multithreading\`'s \`Mutex\` + \`Condvar\`), run as a part of its own. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
   '',
   ...cpuLines(),
 ];
@@ -521,8 +542,8 @@ const charts = [
     x: { label: 'measurement', log: false },
     y: { label: 'microseconds', log: false },
     series: [
-      { name: 'parklot', keys: ['ping-parklot', 'main-parklot', 'after-parklot'] },
-      { name: 'engine Atomics', keys: ['ping-native', 'main-native', 'after-native'] },
+      { name: 'parklot', keys: ['ping-parklot', `ping${2 * SETTINGS.oversubscribedPairs}-parklot`, 'main-parklot', 'after-parklot'] },
+      { name: 'engine Atomics', keys: ['ping-native', `ping${2 * SETTINGS.oversubscribedPairs}-native`, 'main-native', 'after-native'] },
     ].map(({ name, keys }) => ({
       name,
       points: keys.map((k) => ({ x: LAB_AXIS[k.split('-')[0]], y: labStats[k].mean * 1000, min: labStats[k].p10 * 1000, max: labStats[k].p90 * 1000 })),

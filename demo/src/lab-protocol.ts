@@ -35,6 +35,13 @@ export const STOP_BALL = 2;
 /** Round trips per API before switching to the other one: blocks interleave A B A B. */
 export const BLOCK = 50;
 
+/**
+ * Ping-pong pairs a run may play at once, each two workers with words of
+ * its own: more pairs than the machine has cores oversubscribes it, where
+ * spinning before sleep must turn itself off.
+ */
+export const MAX_PAIRS = 8;
+
 /** The two ways of waiting the lab compares. */
 export type Api = 'parklot' | 'native';
 
@@ -54,8 +61,10 @@ export interface LabInit {
   /** cond-ping and cond-pong: the ping-pong under a lock and a condition. */
   role: 'ping' | 'pong' | 'ticker' | 'cond-ping' | 'cond-pong';
   handle: unknown;
-  /** Address of the LAB block in parklot's memory. */
+  /** Address of the LAB block in parklot's memory (the pair's own block for a ping-pong worker). */
   base: number;
+  /** The ping-pong pair this worker plays in (0 for the ticker). */
+  pair: number;
   /** Int32[0]: stop flag for the ping and the ticker. */
   control: SharedArrayBuffer;
   /** The ticker's period in ms. */
@@ -80,6 +89,6 @@ export function onlySide<T extends { measurement: Measurement }>(waits: T[], onl
 
 export type LabReply =
   | { type: 'ready' }
-  | { type: 'samples'; measurement: Measurement; ms: number[] }
+  | { type: 'samples'; measurement: Measurement; pair: number; ms: number[] }
   | { type: 'done' }
   | { type: 'error'; message: string };

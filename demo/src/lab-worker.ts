@@ -80,7 +80,7 @@ function conditionSides(rt: Runtime, m: LabInit): Side[] {
 /** The ping side: send the ball, wait until it comes back, time the round trip; stop on the flag. */
 function ping(sides: Side[], m: LabInit): void {
   const stop = new Int32Array(m.control);
-  const pending = new Pending(sides.map((s) => s.measurement));
+  const pending = new Pending(sides.map((s) => s.measurement), m.pair);
   while (Atomics.load(stop, 0) === 0) {
     for (const s of sides) {
       const into = pending.of(s.measurement);
@@ -130,7 +130,10 @@ class Pending {
   readonly #samples = new Map<Measurement, number[]>();
   #lastReport = performance.now();
 
-  constructor(measurements: Measurement[]) {
+  constructor(
+    measurements: Measurement[],
+    readonly pair: number,
+  ) {
     for (const m of measurements) this.#samples.set(m, []);
   }
 
@@ -144,7 +147,7 @@ class Pending {
 
   flush(): void {
     for (const [measurement, ms] of this.#samples) {
-      if (ms.length) reply({ type: 'samples', measurement, ms: ms.splice(0) });
+      if (ms.length) reply({ type: 'samples', measurement, pair: this.pair, ms: ms.splice(0) });
     }
     this.#lastReport = performance.now();
   }

@@ -2,7 +2,7 @@
 import { Runtime } from '../../js/dist/index.js';
 import { Chart, byId, colourFor, duration, isolated, quantile, showError } from './common.js';
 import { Samples, binRange, edgeOf, maxCount, roundUp } from './histogram.js';
-import { LAB, type Api, type LabInit, type LabReply, type Measurement, type Side } from './lab-protocol.js';
+import { LAB, MAX_PAIRS, type Api, type LabInit, type LabReply, type Measurement, type Side } from './lab-protocol.js';
 
 const TICK_MS = 10;
 const REDRAW_MS = 250;
@@ -30,7 +30,7 @@ const LABELS: Record<Measurement, string> = {
 declare global {
   interface Window {
     /** The lab, for the browser benchmark (bench/browser) and tests. */
-    parklotLab?: { run(seconds: number, parts?: LabParts, only?: Side): Promise<Record<Measurement, number[]>> };
+    parklotLab?: { run(seconds: number, parts?: LabParts, only?: Side, pairs?: number): Promise<Record<Measurement, number[]>> };
   }
 }
 
@@ -89,14 +89,14 @@ function spawn(role: LabInit['role'], init: Omit<LabInit, 'type' | 'role'>): { w
     if (m.type === 'ready') ready();
     else if (m.type === 'done') done();
     else if (m.type === 'error') fail(new Error(`lab ${role} worker: ${m.message}`));
-    else onSamples(m.measurement, m.ms);
+    else onSamples(m.measurement, m.pair, m.ms);
   };
   worker.onerror = (e) => fail(new Error(`lab ${role} worker: ${e.message}`));
   worker.postMessage({ type: 'init', role, ...init } satisfies LabInit);
   return { worker, ready: readyP, done: doneP };
 }
 
-let onSamples: (measurement: Measurement, ms: number[]) => void = () => {};
+let onSamples: (measurement: Measurement, pair: number, ms: number[]) => void = () => {};
 
 async function main(): Promise<void> {
   const rt = await Runtime.create({ mayBlock: false });
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const stopButton = byId<HTMLButtonElement>('stop');
   const secondsInput = byId<HTMLInputElement>('seconds');
   const partsSelect = byId<HTMLSelectElement>('parts');
+  const pairsInput = byId<HTMLInputElement>('pairs');
 
   function redraw(): void {
     const ping = [samples['ping-parklot'], samples['ping-native']];
@@ -187,23 +188,39 @@ async function main(): Promise<void> {
 
   /**
    * Runs `parts` for `seconds`; `only` plays the ping-pong through that side
-   * alone instead of in alternating blocks (the benchmark's CPU runs).
+   * alone instead of in alternating blocks (the benchmark's CPU runs);
+   * `pairs` ping-pong pairs play at once, each on words of its own.
    */
-  async function run(seconds: number, parts: LabParts = 'all', only?: Side): Promise<Record<Measurement, number[]>> {
+  async function run(seconds: number, parts: LabParts = 'all', only?: Side, pairs = 1): Promise<Record<Measurement, number[]>> {
     if (!PARTS.includes(parts)) throw new RangeError(`lab: parts must be one of ${PARTS.join(', ')}`);
     const sides: Record<LabParts, Side[]> = { all: [], 'wake-ups': [], 'ping-pong': ['parklot', 'native'], condition: ['parklot', 'multithreading'] };
     if (only !== undefined && !sides[parts].includes(only)) {
       throw new RangeError(`lab: only must be one of ${sides[parts].join(', ') || 'nothing'} for ${parts} (or left out)`);
     }
+    const hasPingPong = parts !== 'wake-ups';
+    if (!Number.isInteger(pairs) || pairs < 1 || pairs > (hasPingPong ? MAX_PAIRS : 1)) {
+      throw new RangeError(hasPingPong ? `lab: pairs must be a whole number from 1 to ${MAX_PAIRS}` : 'lab: wake-ups play no ping-pong: leave pairs out (or 1)');
+    }
     for (const s of Object.values(samples)) {
       s.all.length = 0;
       s.bins.clear();
     }
-    const base = rt.alloc(LAB.BYTES, 64);
+    // A block per pair: each pair bounces its own words (the ticker uses the first).
+    const blocks = Array.from({ length: pairs }, () => rt.alloc(LAB.BYTES, 64));
+    const base = blocks[0]!;
     const control = new SharedArrayBuffer(4);
-    const mt = { lock: new SharedArrayBuffer(4), condvar: new SharedArrayBuffer(4) };
-    const init = { handle: rt.handle(), base, control, tickMs: TICK_MS, mt, only };
-    onSamples = (measurement, ms) => {
+    const initOf = (pair: number) => ({
+      handle: rt.handle(),
+      base: blocks[pair]!,
+      pair,
+      control,
+      tickMs: TICK_MS,
+      mt: { lock: new SharedArrayBuffer(4), condvar: new SharedArrayBuffer(4) },
+      only,
+    });
+    const reporting = new Set<number>();
+    onSamples = (measurement, pair, ms) => {
+      reporting.add(pair);
       const into = samples[measurement];
       for (const t of ms) into.add(t);
     };
@@ -211,14 +228,17 @@ async function main(): Promise<void> {
     section.dataset['state'] = 'running';
     const workers: ReturnType<typeof spawn>[] = [];
     const pingPong = async (pongRole: LabInit['role'], pingRole: LabInit['role']): Promise<void> => {
-      const pong = spawn(pongRole, init);
-      await pong.ready; // ping starts only once pong can answer
-      workers.push(pong, spawn(pingRole, init));
+      for (let pair = 0; pair < pairs; pair++) {
+        const init = initOf(pair);
+        const pong = spawn(pongRole, init);
+        await pong.ready; // ping starts only once pong can answer
+        workers.push(pong, spawn(pingRole, init));
+      }
     };
     const wakeUps = parts === 'all' || parts === 'wake-ups';
     if (parts === 'all' || parts === 'ping-pong') await pingPong('pong', 'ping');
     if (parts === 'condition') await pingPong('cond-pong', 'cond-ping');
-    if (wakeUps) workers.push(spawn('ticker', init));
+    if (wakeUps) workers.push(spawn('ticker', initOf(0)));
     await Promise.all(workers.map((w) => w.ready));
     const mainLoops = wakeUps ? [waitForTicks('parklot', base, () => running), waitForTicks('native', base, () => running)] : [];
     const timer = setInterval(redraw, REDRAW_MS);
@@ -237,9 +257,11 @@ async function main(): Promise<void> {
       stopRequested = undefined;
       clearInterval(timer);
       for (const w of workers) w.worker.terminate();
-      rt.free(base, LAB.BYTES, 64);
+      for (const block of blocks) rt.free(block, LAB.BYTES, 64);
     }
     redraw();
+    // How many ping-pong pairs sent samples (for tests).
+    section.dataset['pairsReporting'] = String(reporting.size);
     section.dataset['state'] = 'done';
     return Object.fromEntries((Object.keys(samples) as Measurement[]).map((k) => [k, [...samples[k].all]])) as Record<Measurement, number[]>;
   }
@@ -252,7 +274,8 @@ async function main(): Promise<void> {
     startButton.disabled = true;
     stopButton.disabled = false;
     const seconds = Math.min(120, Math.max(1, Number(secondsInput.value) || 5));
-    run(seconds, partsSelect.value as LabParts)
+    const pairs = Math.min(MAX_PAIRS, Math.max(1, Math.round(Number(pairsInput.value)) || 1));
+    run(seconds, partsSelect.value as LabParts, undefined, pairs)
       .catch(showError)
       .finally(() => {
         startButton.disabled = false;

@@ -318,6 +318,47 @@ describe('wait/notify lab', () => {
   });
 });
 
+describe('wait/notify lab, several pairs', () => {
+  it('plays the ping-pong in several pairs at once, each pair on words of its own', async () => {
+    const { page, errors } = await openPage(browser, `${server.url}lab.html`);
+    await page.waitForSelector('#lab-result[data-state=idle]');
+    type Lab = { run(seconds: number, parts: string, only?: string, pairs?: number): Promise<Record<string, number[]>> };
+    // Four pairs, one API alone (how the benchmark times 8 workers on 2 CPUs): every pair sends round trips.
+    const r = await page.evaluate(async () => {
+      const lab = (window as unknown as { parklotLab: Lab }).parklotLab;
+      const got = await lab.run(1, 'ping-pong', 'parklot', 4);
+      return { parklot: got['ping-parklot']!.length, native: got['ping-native']!.length };
+    });
+    expect(r.parklot).toBeGreaterThan(20);
+    expect(r.native).toBe(0);
+    expect(await page.locator('#lab-result').getAttribute('data-pairs-reporting')).toBe('4');
+    // From the form: the pairs field.
+    await page.fill('#seconds', '1');
+    await page.fill('#pairs', '3');
+    await page.click('#start');
+    await page.waitForSelector('#lab-result[data-state=done]', { timeout: 30_000 });
+    const counts = await page.locator('#lab-result').evaluate((el) => ({ ...(el as HTMLElement).dataset }));
+    expect(counts['pairsReporting']).toBe('3');
+    for (const key of ['pingParklotSamples', 'pingNativeSamples', 'mainParklotSamples']) expect(Number(counts[key]), key).toBeGreaterThan(20);
+    const refused = await page.evaluate(async () => {
+      const lab = (window as unknown as { parklotLab: Lab }).parklotLab;
+      const out: string[] = [];
+      for (const [parts, pairs] of [['ping-pong', 0], ['ping-pong', 9], ['condition', 1.5], ['wake-ups', 2]] as const) {
+        out.push(await lab.run(1, parts, undefined, pairs).then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`));
+      }
+      return out;
+    });
+    expect(refused).toEqual([
+      'RangeError: lab: pairs must be a whole number from 1 to 8',
+      'RangeError: lab: pairs must be a whole number from 1 to 8',
+      'RangeError: lab: pairs must be a whole number from 1 to 8',
+      'RangeError: lab: wake-ups play no ping-pong: leave pairs out (or 1)',
+    ]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('a page that cannot share memory', () => {
   it('explains the missing headers when served without COOP/COEP', async () => {
     const res = await fetch(`${plain.url}arena.html`);
