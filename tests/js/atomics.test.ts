@@ -231,6 +231,32 @@ describe('waitAsync', () => {
     expect(run.error).toBeUndefined(); // ETIMEDOUT if it never exits
     expect([run.status, run.stdout.trim()]).toEqual([0, 'ok']);
   });
+
+  it("a wake of a waiter record's word that no notify claimed (a claimer's late wake reaching a reused record) is not \"ok\"", () => {
+    // The engine's waitAsync is watched before the package loads, so that
+    // the script learns which word the record sleeps on and wakes it as a
+    // claimer's wake, still in flight from the record's last wait, would.
+    const script = `
+      const engineWaitAsync = Atomics.waitAsync;
+      let recordWord;
+      Atomics.waitAsync = (ta, i, v, t) => { recordWord = [ta, i]; return engineWaitAsync(ta, i, v, t); };
+      const { Runtime } = await import(${JSON.stringify(new URL('../../js/dist/index.js', import.meta.url).href)});
+      const rt = await Runtime.create();
+      const w = rt.int32(rt.alloc(4, 4));
+      let settled = 'pending';
+      const r = rt.atomics.waitAsync(w, 0, 0);
+      r.value.then((v) => { settled = v; });
+      Atomics.notify(recordWord[0], recordWord[1]); // the stray wake: nobody claimed the record
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const before = settled;
+      const woken = rt.atomics.notify(w, 0); // the real notify still finds it queued
+      console.log(JSON.stringify([before, woken, await r.value]));
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.error).toBeUndefined();
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual(['pending', 1, 'ok']);
+  });
 });
 
 describe('views of the memory', () => {
