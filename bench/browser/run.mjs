@@ -6,7 +6,8 @@
 // Atomics.Mutex (in a second Chromium with --js-flags=--harmony-struct) and,
 // after them in each round, Emscripten's pthread_mutex_t (emscripten.mjs).
 // The wait/notify lab (demo/src/lab.ts) times wake ping-pong (two workers,
-// and four pairs at once: oversubscribed) and
+// where the scheduler puts them and pinned a CPU each, and four pairs at
+// once: oversubscribed) and
 // main-thread waitAsync wake-ups through parklot and through the engine's
 // Atomics, the ping-pong under a lock + condition through parklot and
 // multithreading, and the CPU each ping-pong burns. Method: BENCHMARKS.md.
@@ -99,26 +100,89 @@ const CLOCK_TICKS = (() => {
 })();
 
 /**
+ * Calls `each(pid)` for every process of the browser whose profile directory
+ * is `profile` (every process with it on its command line: the browser, its
+ * zygotes and renderers, where the pages' workers are threads). A process
+ * that ends meanwhile is passed over. Needs Linux's /proc.
+ */
+function forBrowserProcesses(profile, each) {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(profile)) each(pid);
+    } catch {
+      // The process (or one of its threads) ended between the listing and the read.
+    }
+  }
+}
+
+/**
  * CPU seconds (user + system) used so far by the browser whose profile
- * directory is `profile`: every process with it on its command line (the
- * browser, its zygotes and renderers, where the pages' workers are threads).
- * A thread that ended still counts in its process. Null without Linux's /proc.
+ * directory is `profile`. A thread that ended still counts in its process.
+ * Null without Linux's /proc.
  */
 function browserCpuSeconds(profile) {
   if (!existsSync('/proc/self/stat')) return null;
   let ticks = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(profile)) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime and stime, stat's 14th and 15th fields
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
+  forBrowserProcesses(profile, (pid) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]); // utime and stime, stat's 14th and 15th fields
+  });
   return ticks / CLOCK_TICKS;
 }
+
+/** The thread ids of the dedicated workers of the browser whose profile directory is `profile` (empty without /proc). */
+function workerThreads(profile) {
+  const tids = new Set();
+  if (!existsSync('/proc/self/task')) return tids;
+  forBrowserProcesses(profile, (pid) => {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'DedicatedWorker') tids.add(tid);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  });
+  return tids;
+}
+
+/**
+ * Pins the worker threads that appeared since `before` (a lab run's pair,
+ * whose two threads it waits for) to `cpus`, one each, with taskset.
+ */
+async function pinNewWorkers(profile, before, cpus, what) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const fresh = [...workerThreads(profile)].filter((t) => !before.has(t));
+    if (fresh.length >= cpus.length) {
+      if (fresh.length > cpus.length) fail(`${what}: ${fresh.length} new worker threads, expected ${cpus.length}`);
+      fresh.forEach((tid, i) => execFileSync('taskset', ['-p', '-c', String(cpus[i]), tid], { stdio: 'ignore' }));
+      return;
+    }
+    if (Date.now() > deadline) fail(`${what}: its worker threads did not appear within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/**
+ * Where the lab's pinned ping-pong runs: its two workers each on a CPU of
+ * its own, the issue's "each worker has a core" (the unpinned ping-pong
+ * measures the scheduler's choice, which often puts a pair that keeps waking
+ * each other on one CPU). Null where the workers cannot be pinned (one CPU,
+ * no taskset, no /proc), and the goal is then judged unpinned.
+ */
+const PIN = (() => {
+  const none = { cpus: null, why: '' };
+  if (os.availableParallelism() < 2) return { ...none, why: 'one CPU' };
+  if (!existsSync('/proc/self/task')) return { ...none, why: 'no /proc to find the worker threads' };
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return { ...none, why: 'no taskset (util-linux)' };
+  }
+  return { cpus: [0, 1], prefix: 'pinned', why: '' };
+})();
 
 /**
  * Samples (ms): how many, the mean (the precise number: the clock's 5 µs
@@ -251,12 +315,24 @@ try {
   labRounds = [];
   for (let round = 0; round < SETTINGS.labRounds; round++) {
     const stats = {};
-    /** The lab's run of `parts`: its samples, the ping-pong's under `prefix` in place of the page's (ping8-parklot for ping-parklot). */
-    const labRun = async (seconds, parts, { only, pairs = 1, prefix } = {}) => {
-      const what = `${parts}${pairs > 1 ? ` of ${pairs} pairs` : ''}${only ? `, ${only} alone` : ''}`;
+    /**
+     * The lab's run of `parts`: its samples, the ping-pong's under `prefix`
+     * in place of the page's (ping8-parklot for ping-parklot). With `cpus`,
+     * the pair's two workers are pinned to those CPUs as soon as their
+     * threads exist (within a few ms of the run's start).
+     */
+    const labRun = async (seconds, parts, { only, pairs = 1, prefix, cpus } = {}) => {
+      const what = `${parts}${pairs > 1 ? ` of ${pairs} pairs` : ''}${cpus ? ` pinned to CPUs ${cpus.join(' and ')}` : ''}${only ? `, ${only} alone` : ''}`;
       log(`wait/notify lab, round ${round + 1}/${SETTINGS.labRounds}: ${seconds} s of ${what}`);
+      const before = workerThreads(browser.profile);
       const got = await withTimeout(
-        page.evaluate(([s, p, o, n]) => window.parklotLab.run(s, p, o ?? undefined, n), [seconds, parts, only ?? null, pairs]),
+        (async () => {
+          await page.evaluate(([s, p, o, n]) => {
+            window.labRun = window.parklotLab.run(s, p, o ?? undefined, n);
+          }, [seconds, parts, only ?? null, pairs]);
+          if (cpus) await pinNewWorkers(browser.profile, before, cpus, what);
+          return page.evaluate(() => window.labRun);
+        })(),
         seconds * 1000 + SETTINGS.roundTimeoutMs,
         `the wait/notify lab's ${what}`,
       );
@@ -264,6 +340,7 @@ try {
     };
     for (const [parts, keys, options] of [
       ['ping-pong', ['ping-parklot', 'ping-native']],
+      ...(PIN.cpus ? [['ping-pong', ['pinned-parklot', 'pinned-native'], PIN]] : []),
       ['wake-ups', ['main-parklot', 'main-native', 'after-parklot', 'after-native']],
       ['condition', ['cond-parklot', 'cond-multithreading']],
     ]) {
@@ -283,6 +360,7 @@ try {
     const many = { pairs: SETTINGS.oversubscribedPairs, prefix: `ping${2 * SETTINGS.oversubscribedPairs}`, seconds: SETTINGS.labSeconds, timed: true };
     for (const [parts, prefix, sides, options] of [
       ['ping-pong', 'ping', ['parklot', 'native']],
+      ...(PIN.cpus ? [['ping-pong', PIN.prefix, ['parklot', 'native'], PIN]] : []),
       ['ping-pong', many.prefix, ['parklot', 'native'], many],
       ['condition', 'cond', ['parklot', 'multithreading']],
     ]) {
@@ -401,7 +479,7 @@ function overRounds(ratio) {
 }
 const us = (ms) => (ms * 1000).toFixed(1);
 /** The wake-latency chart's x label for each kind of lab measurement. */
-const LAB_AXIS = { ping: 'worker ping-pong round trip', [`ping${2 * SETTINGS.oversubscribedPairs}`]: `the same, ${2 * SETTINGS.oversubscribedPairs} workers at once`, main: 'main thread waitAsync wake-up', after: 'the same, from the notify call\'s return', cond: 'round trip under a lock + condition' };
+const LAB_AXIS = { ping: 'worker ping-pong round trip', pinned: 'the same, a CPU each (pinned)', [`ping${2 * SETTINGS.oversubscribedPairs}`]: `the same, ${2 * SETTINGS.oversubscribedPairs} workers at once`, main: 'main thread waitAsync wake-up', after: 'the same, from the notify call\'s return', cond: 'round trip under a lock + condition' };
 
 /** The goals this suite measures, each against its peer in the same run. */
 function goalLines() {
@@ -411,6 +489,7 @@ function goalLines() {
   const ping = overRounds((r) => r['ping-native'].mean / r['ping-parklot'].mean);
   const many = `ping${2 * SETTINGS.oversubscribedPairs}`;
   const pingMany = overRounds((r) => r[`${many}-native`].mean / r[`${many}-parklot`].mean);
+  const pinned = labRounds.every((r) => r['pinned-parklot'] !== undefined) ? overRounds((r) => r['pinned-native'].mean / r['pinned-parklot'].mean) : null;
   const cond = overRounds((r) => r['cond-multithreading'].mean / r['cond-parklot'].mean);
   /** "; CPU µs per round trip ...: parklot 1.2, engine 30.1" (medians over the rounds), or '' without /proc. */
   const cpu = (keys) => {
@@ -424,7 +503,15 @@ function goalLines() {
   };
   const withLineSplit = (r, theirs) => ({ ...r, text: r.text + lineSplitText(lineSplit, 'parklot::Lock', theirs) });
   const goals = [
-    ['two-worker wake ping-pong ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)', { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs${cpu([['ping-parklot', 'parklot'], ['ping-native', 'engine']])}`, met: ping.median >= 5 }],
+    pinned
+      ? [
+          'two-worker wake ping-pong, each worker on a CPU of its own (pinned), ≥ 5x faster than the engine\'s Atomics.wait/notify (mean)',
+          {
+            text: `${pinned.text}; all rounds' samples ${us(labStats['pinned-parklot'].mean)} / ${us(labStats['pinned-native'].mean)} µs${cpu([['pinned-parklot', 'parklot'], ['pinned-native', 'engine']])}; left to the scheduler: ${ping.text}, ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs${cpu([['ping-parklot', 'parklot'], ['ping-native', 'engine']])}`,
+            met: pinned.median >= 5,
+          },
+        ]
+      : [`two-worker wake ping-pong ≥ 5x faster than the engine's Atomics.wait/notify (mean; not pinned: ${PIN.why})`, { text: `${ping.text}; all rounds' samples ${us(labStats['ping-parklot'].mean)} / ${us(labStats['ping-native'].mean)} µs${cpu([['ping-parklot', 'parklot'], ['ping-native', 'engine']])}`, met: ping.median >= 5 }],
     [`wake ping-pong, ${2 * SETTINGS.oversubscribedPairs} workers (oversubscribed), no slower than the engine (mean)`, { text: `engine/parklot ${pingMany.text}; all rounds' samples ${us(labStats[`${many}-parklot`].mean)} / ${us(labStats[`${many}-native`].mean)} µs${cpu([[`${many}-parklot`, 'parklot'], [`${many}-native`, 'engine']])}`, met: pingMany.median >= 1 }],
     ['page thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call', wake('main', ['median', 'p99'])],
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
@@ -454,7 +541,7 @@ function goalLines() {
 /** The CPU time per round trip, each side's ping-pong run alone: median and range over the lab's rounds. */
 function cpuLines() {
   const many = `ping${2 * SETTINGS.oversubscribedPairs}`;
-  const keys = ['ping-parklot', 'ping-native', `${many}-parklot`, `${many}-native`, 'cond-parklot', 'cond-multithreading'].filter((k) => labRounds.every((r) => r.cpuUsPerTrip[k] !== undefined));
+  const keys = ['ping-parklot', 'ping-native', 'pinned-parklot', 'pinned-native', `${many}-parklot`, `${many}-native`, 'cond-parklot', 'cond-multithreading'].filter((k) => labRounds.every((r) => r.cpuUsPerTrip[k] !== undefined));
   if (!keys.length) return [];
   return [
     '### CPU per round trip (µs)',
@@ -502,7 +589,7 @@ const lines = [
     Object.entries(labStats).map(([k, s]) => [k, s.samples, us(s.mean), us(s.p10), us(s.median), us(s.p90), us(s.p99)]),
   ),
   '',
-  `The lab runs its parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside each ping-pong's two workers, ${SETTINGS.labRounds} rounds of all of them; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks; ping${2 * SETTINGS.oversubscribedPairs}: the same with ${SETTINGS.oversubscribedPairs} pairs at once, each on words of its own (${2 * SETTINGS.oversubscribedPairs} workers on ${results.machine.cores} CPUs), each API alone for ${SETTINGS.labSeconds} s (in alternating blocks one API's waiters would take CPU from the other's), every pair's round trips together; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call; cond: the ping-pong under a lock, each side waiting on a condition while the flag is not its own, 50 round trips per package in alternating blocks (parklot's \`Lock\` + \`Condition\` through the npm package, \`multithreading\`'s \`Mutex\` + \`Condvar\`), run as a part of its own. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
+  `The lab runs its parts one after the other, ${SETTINGS.labSeconds} s each, so that nothing else of ours runs beside each ping-pong's two workers, ${SETTINGS.labRounds} rounds of all of them; the goals above take the median over the rounds of each round's ratio (range in brackets), the table below all rounds' samples together. Ping-pong: two workers, each round trip two waits and two notifies, 50 round trips per API in alternating blocks, where the scheduler puts them; pinned: the same with the two workers pinned each to a CPU of its own (taskset on their threads, within a few ms of their start)${PIN.cpus ? '' : ` (not run here: ${PIN.why})`}; ping${2 * SETTINGS.oversubscribedPairs}: the same with ${SETTINGS.oversubscribedPairs} pairs at once, each on words of its own (${2 * SETTINGS.oversubscribedPairs} workers on ${results.machine.cores} CPUs), each API alone for ${SETTINGS.labSeconds} s (in alternating blocks one API's waiters would take CPU from the other's), every pair's round trips together; main: the page's thread woken through \`waitAsync\` by a worker's notify (includes the event loop's turn), timed from just before the notify call; after: the same wake-ups timed from the moment the notify call returned, so main minus after is the notifying worker's own time in the call; cond: the ping-pong under a lock, each side waiting on a condition while the flag is not its own, 50 round trips per package in alternating blocks (parklot's \`Lock\` + \`Condition\` through the npm package, \`multithreading\`'s \`Mutex\` + \`Condvar\`), run as a part of its own. Chromium's \`performance.now()\` has about 5 µs steps in an isolated page.`,
   '',
   ...cpuLines(),
 ];
@@ -542,11 +629,11 @@ const charts = [
     x: { label: 'measurement', log: false },
     y: { label: 'microseconds', log: false },
     series: [
-      { name: 'parklot', keys: ['ping-parklot', `ping${2 * SETTINGS.oversubscribedPairs}-parklot`, 'main-parklot', 'after-parklot'] },
-      { name: 'engine Atomics', keys: ['ping-native', `ping${2 * SETTINGS.oversubscribedPairs}-native`, 'main-native', 'after-native'] },
+      { name: 'parklot', keys: ['ping-parklot', 'pinned-parklot', `ping${2 * SETTINGS.oversubscribedPairs}-parklot`, 'main-parklot', 'after-parklot'] },
+      { name: 'engine Atomics', keys: ['ping-native', 'pinned-native', `ping${2 * SETTINGS.oversubscribedPairs}-native`, 'main-native', 'after-native'] },
     ].map(({ name, keys }) => ({
       name,
-      points: keys.map((k) => ({ x: LAB_AXIS[k.split('-')[0]], y: labStats[k].mean * 1000, min: labStats[k].p10 * 1000, max: labStats[k].p90 * 1000 })),
+      points: keys.filter((k) => labStats[k] !== undefined).map((k) => ({ x: LAB_AXIS[k.split('-')[0]], y: labStats[k].mean * 1000, min: labStats[k].p10 * 1000, max: labStats[k].p90 * 1000 })),
     })),
   },
 ];
