@@ -98,6 +98,8 @@ function trapHandler(raw: RawExports): (call: string, e: unknown) => Error {
 export class Core {
   /** Set by `close()`; every entry point checks it before calling into wasm. */
   closed = false;
+  /** Whether this instance created the runtime (`Runtime.create`): it starts the reaper (reaper.ts). */
+  creator = false;
   /** `mayBlock && !closed`: the one test a blocking call makes on its fast path. */
   canBlock: boolean;
   readonly pool: WaiterPool;
@@ -163,6 +165,7 @@ export class Core {
     life: Life = UNWATCHED,
     header?: Header,
     newId?: number,
+    register = true,
   ): Core {
     let raw: RawExports;
     try {
@@ -171,7 +174,8 @@ export class Core {
       glue.set_cpu_count(hostCpuCount());
       // What `__wbindgen_thread_destroy` frees for this thread once it is gone.
       const globals = raw as unknown as { __tls_base?: WebAssembly.Global; __stack_alloc?: WebAssembly.Global };
-      glue.thread_register(life.tag, Number(globals.__tls_base?.value ?? 0), Number(globals.__stack_alloc?.value ?? 0));
+      // Not the reaper (reaper-worker.ts): it holds and waits for nothing, so nothing of it needs reaping.
+      if (register) glue.thread_register(life.tag, Number(globals.__tls_base?.value ?? 0), Number(globals.__stack_alloc?.value ?? 0));
     } catch (e) {
       throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
     }

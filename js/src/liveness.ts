@@ -9,8 +9,10 @@
  * owner-died, and its wasm stack and TLS block are freed.
  *
  * The signals:
- * - **Node**: a `Worker`'s `'exit'` event, on the thread that made the
- *   worker: `rt.watch(worker)` (Node 20 has no Web Locks).
+ * - **Node**: the close of a worker's life port, seen by the runtime's
+ *   reaper, a worker that never blocks (reaper.ts; workers from
+ *   `spawnWorker`), and a `Worker`'s `'exit'` event, on the thread that
+ *   made the worker: `rt.watch(worker)` (Node 20 has no Web Locks).
  * - **Browsers** (and any host with `navigator.locks`): every attaching
  *   thread first takes a Web Lock named after its tag and holds it for its
  *   life; the Web Locks standard releases a lock when its holder's global is

@@ -13,6 +13,7 @@ import { Core, sharedBuffer } from './core.js';
 import { checkIsolated, closedError, setupError } from './errors.js';
 import type { UrlLike, WasmMemory, WasmModule } from './host-types.js';
 import { beginLife, watchThreads } from './liveness.js';
+import { keepLifePort, lifeChannel, stopReaper } from './reaper.js';
 import { Lock } from './lock.js';
 import { Once } from './once.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
@@ -148,6 +149,7 @@ export class Runtime {
     const id = (Math.random() * 0x1_0000_0000) >>> 0;
     const life = await beginLife(id);
     const core = Core.open(await freshGlue(), module, memory, mayBlock, life, undefined, id);
+    core.creator = true;
     watchThreads(core, id, life.tag);
     return new Runtime(core);
   }
@@ -192,9 +194,13 @@ export class Runtime {
    * is poisoned, and its wasm stack is freed. Semaphore permits it took are
    * not given back: permits have no owner. Returns `worker`.
    *
-   * Browsers need no call: there each thread holds a Web Lock for its life
-   * and the thread that created the runtime reaps the ones that go. Without
-   * either signal a dead thread's waits stay queued (see the README).
+   * The `'exit'` event runs on this thread, so it reaps only once this
+   * thread is free: a worker started by `spawnWorker` is also reaped by the
+   * runtime's reaper through its life port, while this thread is blocked
+   * (see reaper.ts and the README). Browsers need no call: there each thread
+   * holds a Web Lock for its life and the thread that created the runtime
+   * reaps the ones that go. Without either signal a dead thread's waits stay
+   * queued (see the README).
    *
    * @example
    * const worker = rt.watch(new Worker(url, { workerData: { handle: rt.handle() } }));
@@ -221,7 +227,25 @@ export class Runtime {
    * rt.lock(); // TypeError: parklot: runtime is closed ...
    */
   close(): void {
+    stopReaper(this.#core);
     this.#core.close();
+  }
+
+  /**
+   * A life channel for a Node worker about to start on this runtime (see
+   * reaper.ts), or undefined where this thread has no route to a reaper.
+   * @internal
+   */
+  lifeChannel(): ReturnType<typeof lifeChannel> {
+    return this.#core.closed ? undefined : lifeChannel(this.#core);
+  }
+
+  /**
+   * Keeps this worker's life port (from its start message; see reaper.ts).
+   * @internal
+   */
+  keepLifePort(port: unknown): void {
+    keepLifePort(this.#core.header.id, port);
   }
 
   /**

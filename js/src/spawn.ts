@@ -25,6 +25,8 @@ interface StartMessage {
   kind: 'parklot.start';
   handle: ReturnType<Runtime['handle']>;
   data: unknown;
+  /** Node: the worker's life port, whose other end the runtime's reaper watches (reaper.ts). */
+  life?: MessagePort;
 }
 
 const START = 'parklot.start';
@@ -32,7 +34,7 @@ const START = 'parklot.start';
 const WORKER_THREADS = 'node:worker_threads';
 
 interface NodeWorkerThreads {
-  Worker: new (script: URL | string, options: Record<string, unknown>) => WorkerLike;
+  Worker: new (script: URL | string, options: Record<string, unknown>) => WorkerLike & { readonly threadId: number };
   isMainThread: boolean;
   workerData: unknown;
   parentPort: { once(event: 'message', listener: (value: unknown) => void): unknown } | null;
@@ -73,10 +75,17 @@ export async function spawnWorker(rt: Runtime, script: UrlLike | string | Worker
     if (typeof script.postMessage !== 'function') {
       throw new TypeError('parklot: spawnWorker(rt, script, data): script must be a URL, a string or a Worker');
     }
-    script.postMessage(start);
-    // A Node Worker made by hand is watched too (browsers need no call).
+    // A Node Worker made by hand is watched too (browsers need no call),
+    // and gets a life port in its start message (attachWorker keeps it).
     const node = script as unknown as Partial<NodeWorkerEvents>;
-    if (isNode() && typeof node.threadId === 'number' && typeof node.once === 'function') rt.watch(node as NodeWorkerEvents);
+    const nodeWorker = isNode() && typeof node.threadId === 'number' && node.threadId >= 0 && typeof node.once === 'function';
+    const life = nodeWorker ? rt.lifeChannel() : undefined;
+    if (life === undefined) script.postMessage(start);
+    else {
+      (script.postMessage as (message: unknown, transfer: unknown[]) => void)({ ...start, life: life.port }, [life.port]);
+      life.watch(node.threadId!);
+    }
+    if (nodeWorker) rt.watch(node as NodeWorkerEvents);
     return script;
   }
   if (typeof script !== 'string' && !(script instanceof URL)) {
@@ -84,8 +93,14 @@ export async function spawnWorker(rt: Runtime, script: UrlLike | string | Worker
   }
   if (isNode()) {
     const { Worker } = await nodeWorkerThreads();
-    const worker = new Worker(script, { ...options, workerData: start });
-    // Watched: when it exits, however, its waits, locks and stack are reaped.
+    // Watched: when it exits, however, its waits, locks and stack are reaped,
+    // by the runtime's reaper through its life port (also while this thread
+    // is blocked) and by its 'exit' event here.
+    const life = rt.lifeChannel();
+    const transferList = [...((options.transferList as unknown[] | undefined) ?? []), ...(life === undefined ? [] : [life.port])];
+    const workerData: StartMessage = life === undefined ? start : { ...start, life: life.port };
+    const worker = new Worker(script, { ...options, workerData, transferList });
+    life?.watch(worker.threadId);
     rt.watch(worker as unknown as NodeWorkerEvents);
     return worker;
   }
@@ -146,5 +161,6 @@ async function nodeStart(): Promise<StartMessage> {
 export async function attachWorker<T = unknown>(options: AttachOptions = {}): Promise<{ runtime: Runtime; data: Revived<T> }> {
   const start = isNode() ? await nodeStart() : await browserStart();
   const runtime = await Runtime.attach(start.handle, options);
+  if (start.life !== undefined) runtime.keepLifePort(start.life);
   return { runtime, data: revive(runtime, start.data as T) };
 }

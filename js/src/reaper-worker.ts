@@ -1,0 +1,56 @@
+/**
+ * The reaper (see reaper.ts): a worker parklot starts in Node for a runtime
+ * whose threads spawn workers. It instantiates the module on the runtime's
+ * memory without registering as a thread of it (it holds nothing and never
+ * waits, so nothing of it needs reaping), watches one life port per worker,
+ * and reaps a worker when its port closes. It never blocks: its only calls
+ * into the core are reaps, which take the registry's and the buckets' locks
+ * for a few instructions each.
+ */
+import { Core } from './core.js';
+import { freshGlue } from './loader.js';
+import type { NodePort, WatchMessage } from './reaper.js';
+
+interface ReaperStart {
+  readonly module: WebAssembly.Module;
+  readonly memory: WebAssembly.Memory;
+  readonly header: number;
+  readonly id: number;
+}
+
+interface ParentPort {
+  on(event: 'message', listener: (value: unknown) => void): unknown;
+  close(): void;
+}
+
+const proc = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process;
+const threads = proc?.getBuiltinModule?.('node:worker_threads') as { workerData: ReaperStart; parentPort: ParentPort; threadId: number };
+const start = threads.workerData;
+const core = Core.open(await freshGlue(), start.module, start.memory, false, { tag: threads.threadId, release: () => {} }, { address: start.header, id: start.id }, undefined, false);
+const ports = new Set<NodePort>();
+
+function isWatch(value: unknown): value is WatchMessage {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'parklot.watch';
+}
+
+/** Watches the worker `tag` through `port`; the workers it spawns send their own ports through it. */
+function watch({ tag, port }: WatchMessage): void {
+  const p = port as NodePort;
+  ports.add(p);
+  p.on('message', (m) => {
+    if (isWatch(m)) watch(m);
+  });
+  p.on('close', () => {
+    ports.delete(p);
+    core.reap(tag);
+  });
+}
+
+threads.parentPort.on('message', (m) => {
+  if (isWatch(m)) watch(m);
+  else if ((m as { kind?: unknown } | null)?.kind === 'parklot.stop') {
+    core.close(); // first: a port closed below must not reap its live worker
+    for (const p of ports) p.close();
+    threads.parentPort.close();
+  }
+});
