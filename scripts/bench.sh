@@ -11,5 +11,6 @@ bash scripts/build-wasm.sh
 printf '[bench] building the package, the demo pages and the native suite\n'
 node node_modules/typescript/bin/tsc -p js/tsconfig.json
 node node_modules/vite/bin/vite.js build --config demo/vite.config.ts --logLevel error
+node node_modules/typedoc/bin/typedoc --logLevel Error # the API reference, served at /api/
 cargo build --quiet --release -p parklot-bench
 exec node bench/run.mjs "$@"

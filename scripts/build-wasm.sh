@@ -20,7 +20,11 @@ fi
 WASM=wasm/target/wasm32-unknown-unknown/release/parklot_wasm.wasm
 OUT=js/wasm-pkg
 if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
-    wasm-bindgen --target web --out-dir "$OUT" "$WASM"
+    # Without the name section (function names for stack traces): about 23 KB
+    # of the module. binaryen's wasm-opt -O3 shrank it further (116 -> 86 KB),
+    # but the module it wrote counted wrong in the benchmark's wasm loop of
+    # memory.atomic.wait32 "not-equal" waits (1 instead of 100), so it is not used.
+    wasm-bindgen --target web --remove-name-section --out-dir "$OUT" "$WASM"
 fi
 # Let the package release a closed runtime's instance: an ES module is never
 # collected, so without this each glue copy would keep its instance and the

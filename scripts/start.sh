@@ -10,4 +10,5 @@ say() { printf '[start] %s\n' "$*"; }
 say "building the package and the demo pages"
 node node_modules/typescript/bin/tsc -p js/tsconfig.json
 node node_modules/vite/bin/vite.js build --config demo/vite.config.ts --logLevel error
+node node_modules/typedoc/bin/typedoc --logLevel Error # the API reference, served at /api/
 exec node demo/serve.mjs "$@"

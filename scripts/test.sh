@@ -14,14 +14,21 @@
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
 #   8. the npm package: TypeScript build, Vitest suite with real worker_threads
 #      (including npm pack and a fresh install)
+#   8a. the portable checks (tests/runtimes) under Node 20, 22 and 24, Deno
+#      and Bun, with node:worker_threads and (Deno, Bun) Web Workers
 #   8b. test262's Atomics.wait/notify/waitAsync tests, run against parklot/node
 #      (the Node-API addon) and against the engine's own Atomics, side by side
+#   8c. the same tests through QuickJS built with parklot's Atomics (quickjs/)
+#      and through QuickJS's own, side by side
 #   9. the demo pages in Chromium (Playwright): the main command's server,
 #      the lock arena, the wait/notify lab, pages that cannot share memory;
 #      the packed package in a small app under the Vite dev server, a Vite
 #      build, webpack 5, Rollup and no bundler, and on a page without
-#      isolation; and the arena and the lab in Firefox (puppeteer-core,
-#      WebDriver BiDi)
+#      isolation; the arena and the lab in Firefox (puppeteer-core,
+#      WebDriver BiDi); and in WebKit (WebKitGTK's WebKitWebDriver under
+#      xvfb-run, plain W3C WebDriver) the arena, the lab, the package's
+#      checks on a page, a terminated worker reaped, and the error of a
+#      WebKit without SharedArrayBuffer
 #  10. the benchmark smoke (npm run bench -- --quick): every suite runs
 #      briefly and checks its counters and outputs, never its timings
 #
@@ -102,11 +109,17 @@ step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
 
+step "the portable checks on Node 20, 22 and 24, Deno and Bun (both kinds of workers)"
+run runtimes bash scripts/deadline.sh 600 "runtime checks" node tests/runtimes/run.mjs
+
 step "test262: Atomics.wait/notify/waitAsync, on parklot/node and on the engine's Atomics"
 bash scripts/build-node.sh
 run test262 bash scripts/deadline.sh 1200 "test262" node tests/test262/run.mjs
 
-step "demo pages and the package in bundlers, in Chromium (Playwright); demo in Firefox"
+step "test262 through QuickJS: on parklot's Atomics (quickjs/) and on QuickJS's own"
+run test262-quickjs bash scripts/deadline.sh 1200 "test262 (quickjs)" bash scripts/quickjs-test.sh
+
+step "demo pages and the package in bundlers, in Chromium (Playwright); demo in Firefox and WebKit"
 run browser bash scripts/deadline.sh 1200 "browser tests" npm run --silent test:browser
 
 step "benchmark smoke (correctness and outputs, never timings)"
@@ -119,6 +132,7 @@ step "summary"
 # "test262 (engine's Atomics): ...", is a baseline and is not counted).
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke|js|browser|bench|test262): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js|runtimes|browser|bench|test262): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
+  /^test262 \(quickjs \+ parklot\): [0-9]+ passed, [0-9]+ failed$/ { p += $5; f += $7 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

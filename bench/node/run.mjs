@@ -1,7 +1,7 @@
 // The addon against the engine: parklot/node's wait/notify/waitAsync next to
 // Node's own Atomics, in one run. Measured, never asserted.
 //
-//   node bench/node/run.mjs [--quick] [--out DIR]
+//   node bench/node/run.mjs [--quick] [--out DIR] [--addon DIR]
 //
 // Writes DIR/node-addon.json (machine, parameters, every round, ChartSpecs)
 // and DIR/node-addon.md (the tables); bench/run.mjs renders the charts.
@@ -12,6 +12,8 @@
 //   the worker back: µs per round trip);
 // - scaling: 1 to 8 pairs of workers (2 to 16 workers), each pair
 //   ping-ponging on its own addresses (round trips per second, all pairs);
+// - waitAsync per call, in batches of 1,000 settled by one notify or by a
+//   1 ms timeout (ns per call);
 // - memory per pending waitAsync (10,000 waits on distinct addresses).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -22,13 +24,16 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ADDON = join(ROOT, 'node', 'lib', 'index.cjs');
-const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' }, addon: { type: 'string' } },
+});
+// --addon DIR: another build's node/lib (a "before" copy), used as it is.
+const ADDON = args.addon ? join(args.addon, 'index.cjs') : join(ROOT, 'node', 'lib', 'index.cjs');
 const QUICK = args.quick;
 const OUT = args.out ?? join(ROOT, 'bench', 'results', ...(QUICK ? ['quick'] : []));
 const log = (m) => process.stderr.write(`${m}\n`);
 
-execFileSync('bash', [join(ROOT, 'scripts', 'build-node.sh')], { stdio: 'ignore' });
+if (!args.addon) execFileSync('bash', [join(ROOT, 'scripts', 'build-node.sh')], { stdio: 'ignore' });
 const { createRequire } = await import('node:module');
 const addon = createRequire(import.meta.url)(ADDON);
 const IMPLS = { engine: Atomics, parklot: addon };
@@ -41,6 +46,8 @@ const params = {
   latencyTrips: QUICK ? 200 : 5000,
   pairs: QUICK ? [1, 2] : [1, 2, 4, 8],
   pendingWaits: QUICK ? 1000 : 10_000,
+  asyncCalls: QUICK ? 5000 : 100_000,
+  asyncBatch: 1000,
 };
 const machine = { cpu: cpus()[0]?.model.trim(), cores: cpus().length, node: process.version, v8: process.versions.v8, platform: `${platform()} ${release()} ${arch()}`, loadavg: loadavg() };
 const started = Date.now();
@@ -138,6 +145,25 @@ async function waitAsyncLatency(impl) {
   return us;
 }
 
+/**
+ * ns per waitAsync on the main thread, in batches of asyncBatch on one
+ * address: settled by one notify (`timeout` undefined) or by their timeout.
+ */
+async function waitAsyncBatches(impl, timeout) {
+  const A = IMPLS[impl];
+  const ta = new Int32Array(new SharedArrayBuffer(8));
+  const batch = async () => {
+    const pending = [];
+    for (let i = 0; i < params.asyncBatch; i++) pending.push(A.waitAsync(ta, 0, 0, timeout).value);
+    if (timeout === undefined) A.notify(ta, 0);
+    await Promise.all(pending);
+  };
+  await batch(); // warm up
+  const t0 = process.hrtime.bigint();
+  for (let done = 0; done < params.asyncCalls; done += params.asyncBatch) await batch();
+  return Number(process.hrtime.bigint() - t0) / params.asyncCalls;
+}
+
 /** Bytes of RSS per pending waitAsync (distinct addresses), then all woken. */
 async function memoryPerWait(impl) {
   const A = IMPLS[impl];
@@ -153,6 +179,9 @@ async function memoryPerWait(impl) {
   return (after - before) / n;
 }
 
+// A pending waitAsync does not keep the loop alive (the engine's, nor, as
+// the engine, parklot's): this interval does, while the suite runs.
+const keepAlive = setInterval(() => {}, 1000);
 const results = { suite: 'node-addon', date: new Date().toISOString(), quick: QUICK, machine, params, experiments: {} };
 const E = results.experiments;
 log('node-addon: notify with no waiter');
@@ -161,6 +190,10 @@ log('node-addon: wait, not-equal');
 E.waitNotEqual = await interleaved((impl) => perCall(impl, (A, ta) => A.wait(ta, 0, 1)));
 log('node-addon: ping-pong, two workers');
 E.pingPong = await interleaved(async (impl) => 1e6 / (await pingPong(impl, 1)));
+log('node-addon: waitAsync, notified');
+E.waitAsyncNotified = await interleaved((impl) => waitAsyncBatches(impl, undefined));
+log('node-addon: waitAsync, timed out (1 ms)');
+E.waitAsyncTimedOut = await interleaved((impl) => waitAsyncBatches(impl, 1));
 log('node-addon: waitAsync wake latency, main thread');
 E.waitAsyncLatency = await interleaved(waitAsyncLatency);
 E.scaling = {};
@@ -171,6 +204,7 @@ for (const pairs of params.pairs) {
 log('node-addon: memory per pending waitAsync');
 E.memory = await interleaved(memoryPerWait);
 results.elapsedSeconds = (Date.now() - started) / 1000;
+clearInterval(keepAlive);
 
 const point = (x, s) => ({ x, y: s.median, min: s.min, max: s.max });
 results.charts = [
@@ -198,6 +232,8 @@ results.charts = [
         point('wait, not-equal (ns)', E.waitNotEqual[impl]),
         point('ping-pong round trip (µs)', E.pingPong[impl]),
         point('waitAsync round trip (µs)', E.waitAsyncLatency[impl]),
+        point('waitAsync notified (ns)', E.waitAsyncNotified[impl]),
+        point('waitAsync timed out (ns)', E.waitAsyncTimedOut[impl]),
       ],
     })),
   },
@@ -217,6 +253,8 @@ const md = [
   '|---|---|---|---|',
   row('notify with no waiter', E.notifyNoWaiter, 'ns', 1),
   row('wait, not-equal', E.waitNotEqual, 'ns', 1),
+  row(`waitAsync notified (batches of ${params.asyncBatch}), per call`, E.waitAsyncNotified, 'ns', 0),
+  row(`waitAsync timed out (1 ms, batches of ${params.asyncBatch}), per call`, E.waitAsyncTimedOut, 'ns', 0),
   row('ping-pong between two workers, per round trip', E.pingPong, 'µs', 2),
   row('waitAsync on the main thread, per round trip', E.waitAsyncLatency, 'µs', 2),
   row(`memory per pending waitAsync (RSS, ${params.pendingWaits} waits)`, E.memory, 'B', 0),

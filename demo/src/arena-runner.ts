@@ -220,6 +220,8 @@ export class ArenaRun {
     this.#counterAddr = rt.alloc(64, 64); // zeroed: count 0, value 0.0
     // The JS mutex's word, or the package Lock's byte (zeroed: unlocked), on a line of its own.
     if (peer === JS_MUTEX || peer === JS_PACKAGE) this.#mutexAddr = rt.alloc(64, 64);
+    // The package's Lock is declared in its line, so that the workers' rt.lockAt() accepts it.
+    if (peer === JS_PACKAGE) rt.place('lock', this.#mutexAddr);
     const h = rt.handle();
     // multithreading's Mutex keeps its word in a SharedArrayBuffer of its own (zeroed: unlocked).
     const mtLock = peer === JS_MULTITHREADING ? new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT) : undefined;

@@ -20,8 +20,9 @@ export const LAB = {
   /**
    * The lock + condition ping-pong: its two flags (parklot's, multithreading's;
    * 0, 1 or 2 as a ping-pong word), and parklot's Lock and Condition bytes
-   * (zeroed: unlocked, nobody waiting). multithreading's Mutex and Condvar keep
-   * their words in SharedArrayBuffers of their own (LabInit.mt).
+   * (declared with rt.place() by the page: unlocked, nobody waiting).
+   * multithreading's Mutex and Condvar keep their words in
+   * SharedArrayBuffers of their own (LabInit.mt).
    */
   COND_FLAG_PARKLOT: 256,
   COND_FLAG_MULTITHREADING: 260,

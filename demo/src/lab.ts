@@ -207,6 +207,11 @@ async function main(): Promise<void> {
     }
     // A block per pair: each pair bounces its own words (the ticker uses the first).
     const blocks = Array.from({ length: pairs }, () => rt.alloc(LAB.BYTES, 64));
+    // The lock + condition ping-pong's Lock and Condition, declared in each block (the workers' rt.lockAt() accepts them).
+    for (const block of blocks) {
+      rt.place('lock', block + LAB.COND_LOCK);
+      rt.place('condition', block + LAB.COND_CONDITION);
+    }
     const base = blocks[0]!;
     const control = new SharedArrayBuffer(4);
     const initOf = (pair: number) => ({

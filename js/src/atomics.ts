@@ -8,9 +8,15 @@
  *
  * Waiters here and waiters of the built-in `Atomics` are different queues:
  * notify with `rt.atomics.notify` what you wait for with `rt.atomics.wait`.
+ *
+ * An element must lie inside a block from `rt.alloc`, clear of the
+ * primitives placed in it (kinds.ts): a wait or notify on a lock's word
+ * would join or wake the lock's own queue. A view found wholly inside one
+ * block is remembered, until the next free or placement anywhere.
  */
-import { Core } from './core.js';
+import { Core, sharedBuffer } from './core.js';
 import { closedError, cannotBlockError } from './errors.js';
+import { Checked, checkView } from './kinds.js';
 import { isSharedArrayBuffer, toBigInt64, toCount, toIndex, toInt32, toTimeout } from './validate.js';
 import { Queue, settle, settleQuickly, type WaiterRecord } from './waiters.js';
 
@@ -49,6 +55,8 @@ interface KnownView {
   /** Its length when it was first checked (a lower bound). */
   readonly length: number;
   readonly bytes: 4 | 8;
+  /** The kind table's generation when the view was found inside one block. */
+  readonly generation: number;
 }
 
 /**
@@ -92,6 +100,8 @@ export class RuntimeAtomics {
    * `Atomics.notify`. Only the checks are skipped: the results are the same.
    */
   readonly #known = new WeakMap<object, KnownView>();
+  /** The kind table's generation (wasm/src/kinds.rs): a view known before the last free or placement is checked again. */
+  readonly #generation: Int32Array;
 
   /**
    * Not for direct use: it is `rt.atomics`.
@@ -99,6 +109,7 @@ export class RuntimeAtomics {
   constructor(core: unknown) {
     if (!(core instanceof Core)) throw new TypeError('parklot: use rt.atomics, not new RuntimeAtomics()');
     this.#core = core;
+    this.#generation = new Int32Array(sharedBuffer(core.memory), core.glue.kind_generation_address(), 1);
   }
 
   /**
@@ -135,7 +146,14 @@ export class RuntimeAtomics {
     const known = this.#known.get(typedArray);
     let address: number;
     let wake: number; // the count as the export takes it: at most 2^32 - 1, which is "all"
-    if (known !== undefined && typeof index === 'number' && index >>> 0 === index && index < known.length && (count === undefined || typeof count === 'number')) {
+    if (
+      known !== undefined &&
+      known.generation === this.#generation[0] &&
+      typeof index === 'number' &&
+      index >>> 0 === index &&
+      index < known.length &&
+      (count === undefined || typeof count === 'number')
+    ) {
       // A known view, and an index and count that run no user code: the
       // checks below would pass and convert nothing.
       if (core.closed) throw closedError();
@@ -151,7 +169,7 @@ export class RuntimeAtomics {
       wake = c >= 0xffff_ffff ? 0xffff_ffff : c;
       if (!isSharedArrayBuffer(viewedBuffer.call(typedArray))) return 0;
       this.#checkBuffer(typedArray, call);
-      address = this.#remember(typedArray, is64).address + i * (is64 ? 8 : 4);
+      address = this.#reach(typedArray, is64, i, call);
     }
     // The export itself, not the shared guard (see Core.raw).
     try {
@@ -208,27 +226,45 @@ export class RuntimeAtomics {
   #doWaitArguments(call: string, typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout: number | undefined) {
     const core = this.#core;
     if (core.closed) throw closedError();
-    let known = this.#known.get(typedArray);
+    const known = this.#known.get(typedArray);
     let i: number;
-    if (known !== undefined && typeof index === 'number' && index >>> 0 === index && index < known.length) {
+    let is64: boolean;
+    let address = -1;
+    if (known !== undefined && known.generation === this.#generation[0] && typeof index === 'number' && index >>> 0 === index && index < known.length) {
       i = index; // a known view and a plain index: the checks below would pass
+      is64 = known.bytes === 8;
+      address = known.address + i * known.bytes;
     } else {
-      const is64 = validateWaitable(typedArray, call);
+      is64 = validateWaitable(typedArray, call);
       this.#checkBuffer(typedArray, call);
       i = validateIndex(typedArray, index, call);
-      known = this.#remember(typedArray, is64);
     }
-    const is64 = known.bytes === 8;
     const v = is64 ? toBigInt64(value) : toInt32(value);
     const t = toTimeout(timeout);
-    return { core, is64, i, v, t, address: known.address + i * known.bytes };
+    // parklot's own check comes after the spec's steps (which may run user code).
+    if (address < 0) address = this.#reach(typedArray, is64, i, call);
+    return { core, is64, i, v, t, address };
   }
 
-  /** Records a view that passed the checks (read from its internal slots, as the checks were). */
-  #remember(typedArray: Int32Array | BigInt64Array, is64: boolean): KnownView {
-    const known: KnownView = { address: viewByteOffset.call(typedArray), length: viewLength.call(typedArray), bytes: is64 ? 8 : 4 };
-    this.#known.set(typedArray, known);
-    return known;
+  /**
+   * The address of `typedArray[i]`, once the kind table allows a view to
+   * reach it (else a TypeError): a view wholly inside one block is
+   * remembered; any other (a view of the whole memory, say) has each
+   * element checked, every call.
+   */
+  #reach(typedArray: Int32Array | BigInt64Array, is64: boolean, i: number, call: string): number {
+    const bytes = is64 ? 8 : 4;
+    const address = viewByteOffset.call(typedArray);
+    const length = viewLength.call(typedArray);
+    const generation = this.#generation[0]!; // read before the check: a free meanwhile makes the next call check again
+    const core = this.#core;
+    if (core.glue.kind_view(address, length * bytes) === Checked.Ok) {
+      this.#known.set(typedArray, { address, length, bytes, generation });
+    } else {
+      this.#known.delete(typedArray);
+      checkView(core, call, address + i * bytes, bytes);
+    }
+    return address + i * bytes;
   }
 
   /** The TypeErrors of DoWait's "not shared" step, plus: the buffer must be this runtime's memory. */

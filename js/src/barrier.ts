@@ -4,20 +4,48 @@
  * threads that may not block wait asynchronously in the same queue.
  */
 import { Core } from './core.js';
-import { closedError } from './errors.js';
+import { BrokenBarrierError, closedError } from './errors.js';
+import { disposeSymbol } from './dispose.js';
+import { Kind, freeObject } from './kinds.js';
 import { refuseToBlock } from './lock.js';
+import { toTimeout } from './validate.js';
 import { Queue, settle } from './waiters.js';
 
 /** The most threads a barrier gathers. */
 export const MAX_PARTIES = 0xffff;
 
-/** What `barrier_async_begin` returns for the arrival that opened it; -2 for one
- *  that found it opened meanwhile; else a generation (wasm/src/toolkit.rs). */
-const BARRIER_LEADER = -1;
+/** What the wasm barrier waits return (wasm/src/toolkit.rs, `barrier_result`). */
+const BarrierResult = { Passed: 0, Leader: 1, Broken: 2, TimedOut: 3, Queued: 4 } as const;
+
+/**
+ * Whether this thread is a Node worker. A Node main thread's process is kept
+ * alive by every worker that runs, so an untimed async wait there needs no
+ * keep-alive of its own (and must not hold the process once nobody is left
+ * to arrive); a worker's event loop is kept alive by nothing but its handles.
+ */
+const inNodeWorker = ((): boolean => {
+  const proc = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process;
+  const threads = proc?.getBuiltinModule?.('node:worker_threads') as { isMainThread?: boolean } | undefined;
+  return threads?.isMainThread === false;
+})();
+
+/** Whether a barrier wait that ended with `code` led; throws `BrokenBarrierError` for one that failed. */
+function led(code: number, call: string, address: number): boolean {
+  if (code === BarrierResult.Leader) return true;
+  if (code === BarrierResult.Passed) return false;
+  throw new BrokenBarrierError(call, address, code === BarrierResult.TimedOut);
+}
 
 /**
  * A reusable barrier for `parties` threads: it opens each time that many
- * wait; exactly one of them is told it is the leader.
+ * wait; exactly one of them is told it is the leader. A thread that arrives
+ * while it opens counts toward the next opening.
+ *
+ * It breaks, as Java's `CyclicBarrier` does, when a waiting party gives up
+ * (its timeout passes, its runtime closes) or its worker dies (see
+ * `rt.watch`): that generation could never open, so every wait throws
+ * `BrokenBarrierError` (the one whose timeout broke it with `timedOut`)
+ * until `reset()`.
  *
  * @example
  * const phase = rt.barrier(4);
@@ -38,36 +66,109 @@ export class Barrier {
     this.runtimeId = core.header.id;
   }
 
-  /** Waits (blocking) until `parties` threads wait; returns whether this thread was the leader. */
+  /**
+   * Waits (blocking) until `parties` threads wait; returns whether this
+   * thread was the leader. Throws `BrokenBarrierError` if the barrier is or
+   * breaks, and a TypeError on a thread that may not block (even where it
+   * would not wait: use `waitAsync` there).
+   */
   wait(): boolean {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Barrier.wait()', 'await barrier.waitAsync()');
-    return core.glue.barrier_wait(this.address);
+    return led(core.glue.barrier_wait(this.address, Infinity), 'Barrier.wait()', this.address);
   }
 
-  /** Waits without blocking the thread; resolves whether this thread was the leader. */
-  async waitAsync(): Promise<boolean> {
+  /**
+   * `wait()`, blocking at most `timeout` milliseconds (NaN or +Infinity:
+   * forever). If the others have not all arrived by then, this thread leaves
+   * and the barrier breaks: it throws `BrokenBarrierError` with `timedOut`
+   * true, and the other parties get one with `timedOut` false.
+   *
+   * @example
+   * try { phase.waitFor(1000); } catch (e) { if (e instanceof BrokenBarrierError) phase.reset(); else throw e; }
+   */
+  waitFor(timeout: number): boolean {
+    const t = toTimeout(timeout);
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'Barrier.waitFor()', 'await barrier.waitAsync(timeout)');
+    return led(core.glue.barrier_wait(this.address, t), 'Barrier.waitFor()', this.address);
+  }
+
+  /**
+   * Waits without blocking the thread, at most `timeout` milliseconds
+   * (default: forever); resolves whether this thread was the leader, and
+   * rejects with `BrokenBarrierError` as `waitFor` throws. On a Node main
+   * thread a wait without a timeout does not keep the process alive by
+   * itself: the workers it waits for do, while they run (in a worker it
+   * keeps the worker's event loop alive, which nothing else would).
+   *
+   * @example
+   * if (await phase.waitAsync(5000)) console.log('everyone is here');
+   */
+  async waitAsync(timeout?: number): Promise<boolean> {
+    const t = toTimeout(timeout);
     const core = this.#core;
     if (core.closed) throw closedError();
     const g = core.glue;
+    const call = 'Barrier.waitAsync()';
     const record = core.pool.take();
     record.key = this.address;
     const begun = g.barrier_async_begin(this.address, record.address);
-    if (begun < 0) {
+    if (begun !== BarrierResult.Queued) {
       core.pool.give(record);
-      return begun === BARRIER_LEADER;
+      return led(begun, call, this.address);
     }
     record.queuedOn = Queue.Barrier;
-    core.keepAlive.enter();
+    const timed = t !== Infinity;
+    const keepAlive = timed || inNodeWorker;
+    if (keepAlive) core.keepAlive.enter();
     try {
-      for (;;) {
-        await settle(core, record, Infinity);
-        if (g.barrier_async_resume(this.address, begun, record.address)) return false;
-      }
+      const deadline = timed ? performance.now() + t : Infinity;
+      let code: number;
+      do {
+        // Woken (opened or broken), or the deadline passed: then leave, which breaks it.
+        code = (await settle(core, record, deadline)) ? g.barrier_async_resume(this.address, record.address) : g.barrier_async_cancel(this.address, record.address);
+      } while (code === BarrierResult.Queued);
+      return led(code, call, this.address);
     } finally {
-      core.keepAlive.leave();
+      if (keepAlive) core.keepAlive.leave();
       record.queuedOn = Queue.None;
       core.pool.give(record);
     }
+  }
+
+  /**
+   * Starts the barrier over: not broken, nobody arrived. Threads waiting at
+   * it now get `BrokenBarrierError`.
+   */
+  reset(): void {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    core.glue.barrier_reset(this.address);
+  }
+
+  /** Whether the barrier is broken (see `BrokenBarrierError`), until `reset()`. */
+  get broken(): boolean {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    return core.glue.barrier_is_broken(this.address);
+  }
+
+  /**
+   * Gives the barrier's bytes back to the memory. Refused (a TypeError,
+   * nothing done) while threads wait at it, and for a barrier already freed
+   * (through this object or another, on any thread). Other threads must be
+   * done with it first: a call through this object after it is not detected.
+   *
+   * @example
+   * using phase = rt.barrier(4); // freed at the end of the block
+   */
+  free(): void {
+    freeObject(this, this.#core, this.address, Kind.Barrier);
+  }
+
+  /** `free()`, for `using phase = rt.barrier(n)` (TypeScript 5.2+). */
+  [disposeSymbol](): void {
+    this.free();
   }
 }

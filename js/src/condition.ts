@@ -5,7 +5,9 @@
  */
 import { Core } from './core.js';
 import { OwnerDiedError, closedError } from './errors.js';
-import { lockCore, refuseToBlock, type Lock } from './lock.js';
+import { disposeSymbol } from './dispose.js';
+import { Kind, freePrimitive, freedError } from './kinds.js';
+import { lockCore, lockFreed, refuseToBlock, type Lock } from './lock.js';
 import { toTimeout } from './validate.js';
 import { Queue, acquire, settle } from './waiters.js';
 
@@ -28,6 +30,8 @@ export class Condition {
   /** The id of the runtime whose memory holds the condition (`rt.revive()` checks it). */
   readonly runtimeId: number;
   readonly #core: Core;
+  /** Set by `free()`: every later call throws. */
+  #freed = false;
 
   /**
    * Not for direct use: conditions come from `rt.condition()` and `rt.conditionAt(address)`.
@@ -55,6 +59,7 @@ export class Condition {
     const core = this.#core;
     const lockAddress = this.#lockAddress(lock, 'Condition.wait()');
     const t = toTimeout(timeout);
+    // Blocking even with a timeout of 0: it takes the lock back, which may be held.
     if (!core.canBlock) refuseToBlock(core, 'Condition.wait()', 'await condition.waitAsync(lock)');
     const r = core.glue.condition_wait(this.address, lockAddress, t);
     if (r & Waited.NotHeld) throw notHeldError('Condition.wait()');
@@ -115,8 +120,7 @@ export class Condition {
    * cond.notifyOne();
    */
   notifyOne(): boolean {
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live('Condition.notifyOne()');
     return core.glue.condition_notify_one(this.address);
   }
 
@@ -128,9 +132,37 @@ export class Condition {
    * cond.notifyAll();
    */
   notifyAll(): number {
+    const core = this.#live('Condition.notifyAll()');
+    return core.glue.condition_notify_all(this.address);
+  }
+
+  /**
+   * Gives the condition's byte back to the memory. Refused (a TypeError,
+   * nothing done) while a thread or async task waits on it, and for a
+   * condition already freed (through this object or another, on any
+   * thread). Other threads must be done with it first; this object's calls
+   * throw from then on.
+   *
+   * @example
+   * using cond = rt.condition(); // freed at the end of the block
+   */
+  free(): void {
+    if (this.#freed) throw new TypeError('parklot: Condition.free(): this Condition was freed already');
+    freePrimitive(this.#core, 'Condition.free()', this.address, Kind.Condition);
+    this.#freed = true;
+  }
+
+  /** `free()`, for `using cond = rt.condition()` (TypeScript 5.2+). */
+  [disposeSymbol](): void {
+    this.free();
+  }
+
+  /** The core, if this condition may be used: not closed, not freed. */
+  #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
-    return core.glue.condition_notify_all(this.address);
+    if (this.#freed) throw freedError(call, 'Condition');
+    return core;
   }
 
   #lockAddress(lock: Lock, call: string): number {
@@ -139,9 +171,10 @@ export class Condition {
     if (core !== this.#core) {
       throw new TypeError(`parklot: ${call}: the lock belongs to another runtime instance; use rt.lockAt(lock.address) on this condition's runtime`);
     }
+    if (this.#freed) throw freedError(call, 'Condition');
+    if (lockFreed(lock)) throw freedError(call, 'Lock');
     return lock.address;
   }
-
 }
 
 /** What `condition_wait` returns: bit flags (wasm/src/lib.rs, `waited`). */

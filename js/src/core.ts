@@ -4,7 +4,8 @@
  * the public face is `Runtime`, and `Lock`, `Condition` and `RuntimeAtomics`
  * each keep a reference to the `Core` they came from.
  */
-import { closedError, setupError } from './errors.js';
+import { closedError, poisonedError, setupError } from './errors.js';
+import { Kind } from './kinds.js';
 import type { Life } from './liveness.js';
 import { releaseGlue, type Glue, type RawExports } from './loader.js';
 import { KeepAlive, WaiterPool } from './waiters.js';
@@ -26,21 +27,44 @@ export interface Header {
   readonly id: number;
 }
 
+/** What `thread_reap` returns (wasm/src/threads.rs, `reaped`). */
+const Reaped = { None: 0, Reaped: 1, Busy: 2 } as const;
+
 /** What wasm-bindgen's glue exports that calls into wasm, as a plain function. */
 type GlueFunction = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
- * The error a trap becomes. A trap is a bug in parklot (no argument can cause
- * one): the thread's stack pointer has been reset, so later calls work, but a
- * lock the trapped call held may stay held.
+ * The error a trap outside the runtime's internal sections becomes. A trap is
+ * a bug in parklot (no argument can cause one): the thread's stack pointer
+ * has been reset, so later calls work, but a lock the trapped call held may
+ * stay held. A trap inside a section poisons the runtime instead (`trapHandler`).
  */
 export function trapError(call: string, cause: unknown): Error {
   const message = cause instanceof Error ? cause.message : String(cause);
   return new Error(
     `parklot: the wasm module trapped in ${call} (${message}); this is a bug in parklot, please report it. ` +
-      "This thread's wasm stack was reset, so the runtime stays usable, but a lock held by that call may stay held",
+      "It trapped outside the runtime's internal sections and this thread's wasm stack was reset, so the runtime stays usable, " +
+      'but a lock held by that call may stay held',
     { cause },
   );
+}
+
+/**
+ * The runtime's poison word (runtime/src/critical.rs) as two i32s: the tag
+ * of the thread that died, then its section (bits 0-7) and how it died
+ * (bits 8-15); zero while the runtime is healthy. The view is over the buffer
+ * of the moment: the word is in the module's static data, which every later
+ * buffer of the growing memory shares.
+ */
+function poisonView(raw: RawExports, memory: WebAssembly.Memory): Int32Array {
+  const address = (raw as unknown as { poison_address(): number }).poison_address() >>> 0;
+  return new Int32Array(sharedBuffer(memory), address, 2);
+}
+
+/** The poisoned error if the runtime is poisoned, else undefined: one load. */
+function poisonedBy(poison: Int32Array): Error | undefined {
+  const cause = Atomics.load(poison, 1);
+  return cause === 0 ? undefined : poisonedError(cause & 0xff, Atomics.load(poison, 0) >>> 0, (cause >>> 8) & 0xff);
 }
 
 /**
@@ -49,9 +73,12 @@ export function trapError(call: string, cause: unknown): Error {
  * until later calls overwrite memory other threads allocated. The guard puts
  * the pointer back to where every call on this thread starts (no call nests
  * another) and rethrows a `trapError`. Once `state.released` (the runtime
- * closed and its glue went to another), every call throws the closed error.
+ * closed and its glue went to another), every call throws the closed error;
+ * once the runtime is poisoned (`poison`, one load), the poisoned error.
+ * (The hot paths that call `raw` directly skip that load: they meet the
+ * poison as a trap once they enter any of the runtime's sections.)
  */
-function guardGlue(glue: Glue, trapped: (call: string, e: unknown) => Error, state: { released: boolean }): Glue {
+function guardGlue(glue: Glue, trapped: (call: string, e: unknown) => Error, state: { released: boolean }, poison: Int32Array): Glue {
   const guarded: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(glue)) {
     if (typeof value !== 'function' || name === 'initSync' || name === 'default') {
@@ -64,6 +91,7 @@ function guardGlue(glue: Glue, trapped: (call: string, e: unknown) => Error, sta
     guarded[name] = function guarded(p0?: unknown, p1?: unknown, p2?: unknown, p3?: unknown, p4?: unknown) {
       // After close() the glue serves another instance: nothing may reach it from here.
       if (state.released) throw closedError();
+      if (Atomics.load(poison, 1) !== 0) throw poisonedBy(poison)!;
       let result: unknown;
       try {
         result = call(p0, p1, p2, p3, p4);
@@ -82,16 +110,26 @@ function guardGlue(glue: Glue, trapped: (call: string, e: unknown) => Error, sta
 /**
  * What the guard does with an exception from wasm: a trap (a
  * `WebAssembly.RuntimeError`) puts the thread's stack pointer back to where
- * every call starts and becomes a `trapError`; anything else passes through.
+ * every call starts. A trap inside one of the runtime's internal sections
+ * (this thread, registered as `tag`, is still marked inside one), which
+ * cannot be rolled back, poisons the runtime; so the trap becomes the
+ * poisoned error if the runtime is poisoned (by it, or by a death that made
+ * the call leave), else a `trapError`. Anything else passes through.
  */
-function trapHandler(raw: RawExports): (call: string, e: unknown) => Error {
+function trapHandler(raw: RawExports, tag: number, poison: Int32Array): (call: string, e: unknown) => Error {
   const stackPointer = (raw as unknown as { __stack_pointer?: WebAssembly.Global }).__stack_pointer;
   if (stackPointer === undefined) throw new TypeError('parklot: the wasm module does not export __stack_pointer; rebuild it with scripts/build-wasm.sh');
   const top = stackPointer.value as number;
+  const threadTrapped = (raw as unknown as { thread_trapped(tag: number): number }).thread_trapped;
   return (call, e) => {
     if (!(e instanceof WebAssembly.RuntimeError)) return e as Error;
     stackPointer.value = top;
-    return trapError(call, e);
+    try {
+      threadTrapped(tag);
+    } catch {
+      // It only reads a thread-local and sets a word; the poison word says the rest.
+    }
+    return poisonedBy(poison) ?? trapError(call, e);
   };
 }
 
@@ -114,6 +152,8 @@ export class Core {
   readonly #probe: number;
   /** Two u32s `thread_reap` writes a reaped thread's TLS block and stack to. */
   readonly #reaped: number;
+  /** The runtime's poison word (see `poisonView`). */
+  readonly #poison: Int32Array;
 
   /** The glue module itself (`glue` is its guarded copy), released on close. */
   readonly #glueModule: Glue;
@@ -144,9 +184,11 @@ export class Core {
     this.canBlock = mayBlock;
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
+    this.#poison = poisonView(raw, memory);
     this.pool = new WaiterPool(this);
-    this.#probe = glue.alloc(4, 4);
-    this.#reaped = glue.alloc(8, 4);
+    // The runtime's own memory: no public call may reach it (kinds.ts).
+    this.#probe = glue.kind_alloc(Kind.Internal, 4, 4);
+    this.#reaped = glue.kind_alloc(Kind.Internal, 8, 4);
     if (this.#probe === 0 || this.#reaped === 0) {
       throw new RangeError("parklot: the memory is full (1 GiB): no room for this thread's 12 bytes of bookkeeping; free memory with rt.free()");
     }
@@ -168,8 +210,20 @@ export class Core {
     register = true,
   ): Core {
     let raw: RawExports;
+    let poison: Int32Array;
     try {
       raw = glue.initSync({ module, memory });
+      poison = poisonView(raw, memory);
+    } catch (e) {
+      throw setupError('could not instantiate the wasm module on this memory (it must be shared, with maximum 16384 pages)', e);
+    }
+    // A poisoned memory takes nobody in: its registry may be half-edited.
+    const poisoned = poisonedBy(poison);
+    if (poisoned !== undefined) {
+      releaseGlue(glue);
+      throw poisoned;
+    }
+    try {
       glue.thread_init(mayBlock);
       glue.set_cpu_count(hostCpuCount());
       // What `__wbindgen_thread_destroy` frees for this thread once it is gone.
@@ -181,10 +235,10 @@ export class Core {
     }
     const glueModule = glue;
     const glueState = { released: false };
-    const trapped = trapHandler(raw);
-    glue = guardGlue(glueModule, trapped, glueState);
+    const trapped = trapHandler(raw, life.tag, poison);
+    glue = guardGlue(glueModule, trapped, glueState, poison);
     if (header === undefined) {
-      const address = glue.alloc(8, 8);
+      const address = glue.kind_alloc(Kind.Internal, 8, 8);
       if (address === 0) throw new RangeError('parklot: Runtime.create(): the new memory has no room for the runtime header');
       const id = newId ?? (Math.random() * 0x1_0000_0000) >>> 0;
       const heap = new Int32Array(memory.buffer);
@@ -207,9 +261,19 @@ export class Core {
     );
   }
 
-  /** Throws if closed. */
+  /** Throws if closed or poisoned. */
   check(): void {
     if (this.closed) throw closedError();
+    const poisoned = poisonedBy(this.#poison);
+    if (poisoned !== undefined) throw poisoned;
+  }
+
+  /**
+   * The poisoned error if a thread died (or trapped) inside one of the
+   * runtime's internal sections, which cannot be rolled back; else undefined.
+   */
+  poisoned(): Error | undefined {
+    return poisonedBy(this.#poison);
   }
 
   /** The memory's current size in bytes. */
@@ -275,16 +339,28 @@ export class Core {
     if (this.closed) return;
     this.closed = true;
     this.canBlock = false;
-    this.pool.closeAll();
-    this.glue.free(this.#probe, 4, 4);
-    this.glue.free(this.#reaped, 8, 4);
-    // Leaves the registry; locks this thread still holds are released, marked owner-died.
-    this.glue.thread_unregister();
+    // A poisoned runtime's memory is left as it is (its registry and queues
+    // may be half-edited): only this thread's JS side lets go. Its pending
+    // async waits then end only at their timeouts (README, "Workers that end").
+    const healthy = this.poisoned() === undefined;
+    try {
+      if (healthy) {
+        this.pool.closeAll();
+        this.glue.kind_free(this.#probe, Kind.Internal, 4, 4);
+        this.glue.kind_free(this.#reaped, Kind.Internal, 8, 4);
+        // Leaves the registry; locks this thread still holds are released, marked owner-died.
+        this.glue.thread_unregister();
+      }
+    } catch (e) {
+      if (this.poisoned() === undefined) throw e; // poisoned meanwhile: as above
+    }
     this.keepAlive.clear();
     this.life.release();
-    Atomics.notify(this.heap32(), this.glue.thread_generation_address() >>> 2); // ends a watcher's wait
-    const stack = (this.raw as unknown as { __stack_alloc?: WebAssembly.Global }).__stack_alloc;
-    if (stack !== undefined && stack.value !== 0) this.raw.__wbindgen_thread_destroy();
+    if (this.poisoned() === undefined) {
+      Atomics.notify(this.heap32(), this.glue.thread_generation_address() >>> 2); // ends a watcher's wait
+      const stack = (this.raw as unknown as { __stack_alloc?: WebAssembly.Global }).__stack_alloc;
+      if (stack !== undefined && stack.value !== 0) this.raw.__wbindgen_thread_destroy();
+    }
     this.#glueState.released = true;
     releaseGlue(this.#glueModule);
   }
@@ -293,18 +369,35 @@ export class Core {
    * Reaps the threads registered under `tag`, which must be gone for good
    * (see liveness.ts): their waits leave the queues, the locks they held are
    * released as owner-died, and their stacks and TLS blocks are freed.
-   * Returns how many threads it reaped.
+   * Returns how many threads it reaped now. A thread that died inside one
+   * of the runtime's internal sections is not reaped: it poisons the
+   * runtime (wasm/src/threads.rs, `thread_reap`). While another thread is
+   * inside one (it may have died too, its death not yet delivered to this
+   * thread), the reap is tried again later instead of waiting for that
+   * section, `retry` ms later, doubling up to 100 ms. Never throws for a
+   * poisoned runtime: it runs in event handlers.
    */
-  reap(tag: number): number {
-    if (this.closed) return 0;
+  reap(tag: number, retry = 1): number {
+    if (this.closed || this.poisoned() !== undefined) return 0;
     let n = 0;
-    while (this.glue.thread_reap(tag, this.#reaped)) {
-      n++;
-      const heap = this.heap32();
-      const tls = heap[this.#reaped >>> 2]! >>> 0;
-      const stack = heap[(this.#reaped >>> 2) + 1]! >>> 0;
-      // A thread on the module's own stack (the first instance) has nothing to free.
-      if (stack !== 0) this.raw.__wbindgen_thread_destroy(tls, stack);
+    try {
+      for (;;) {
+        const r = this.glue.thread_reap(tag, this.#reaped);
+        if (r === Reaped.None) break;
+        if (r === Reaped.Busy) {
+          const again = setTimeout(() => this.reap(tag, Math.min(retry * 2, 100)), retry) as { unref?: () => void };
+          again.unref?.(); // in Node: not a reason to keep the process alive
+          break;
+        }
+        n++;
+        const heap = this.heap32();
+        const tls = heap[this.#reaped >>> 2]! >>> 0;
+        const stack = heap[(this.#reaped >>> 2) + 1]! >>> 0;
+        // A thread on the module's own stack (the first instance) has nothing to free.
+        if (stack !== 0) this.raw.__wbindgen_thread_destroy(tls, stack);
+      }
+    } catch (e) {
+      if (this.poisoned() === undefined) throw e;
     }
     return n;
   }

@@ -43,6 +43,32 @@ export class OwnerDiedError extends Error {
 }
 
 /**
+ * Thrown by a `Barrier` wait (`wait()`, `waitFor()`, `waitAsync()`) when the
+ * barrier is broken: a party gave up (its timeout passed, or its runtime
+ * closed) or its worker died while it waited (see `rt.watch`), or `reset()`
+ * ran while this thread waited. The generation can never open, so every
+ * wait at the barrier throws this at once until `reset()`.
+ */
+export class BrokenBarrierError extends Error {
+  override readonly name = 'BrokenBarrierError';
+  /** The barrier's address. */
+  readonly address: number;
+  /** This wait's own timeout broke the barrier (the other parties get `timedOut: false`). */
+  readonly timedOut: boolean;
+  constructor(call: string, address: number, timedOut: boolean) {
+    super(
+      timedOut
+        ? `parklot: ${call}: timed out before every party arrived, which broke the barrier for the others; ` +
+            'call barrier.reset() before its next use'
+        : `parklot: ${call}: the barrier is broken (a party timed out, left or died while waiting, or it was reset ` +
+            'meanwhile); call barrier.reset() before its next use',
+    );
+    this.address = address;
+    this.timedOut = timedOut;
+  }
+}
+
+/**
  * Thrown by `Once.callOnce()`/`callOnceAsync()` on a poisoned `Once`: an
  * earlier run threw, or its worker died while running it. Nothing ran.
  * `callOnceForce(fn)` runs again.
@@ -94,7 +120,51 @@ export function notIsolatedError(call: string): TypeError {
   );
 }
 
-/** Throws `notIsolatedError` where a browser says this context is not cross-origin isolated (Node says nothing). */
+/**
+ * An engine without `SharedArrayBuffer` although the page is cross-origin
+ * isolated (WebKitGTK and WPE ship it turned off): a memory could be made,
+ * but no worker could ever share it.
+ */
+export function noSharedArrayBufferError(call: string): TypeError {
+  return new TypeError(
+    `parklot: ${call}: this browser has no SharedArrayBuffer although the page is cross-origin isolated ` +
+      '(self.crossOriginIsolated is true), so no worker could share the memory. WebKitGTK and WPE turn it off: ' +
+      'start the browser with the environment variable JSC_useSharedArrayBuffer=1; Safari, Chrome and Firefox have it',
+  );
+}
+
+/**
+ * Throws `notIsolatedError` where a browser says this context is not
+ * cross-origin isolated (Node says nothing), and `noSharedArrayBufferError`
+ * where it is isolated but has no `SharedArrayBuffer`.
+ */
 export function checkIsolated(call: string): void {
-  if ((globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === false) throw notIsolatedError(call);
+  const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+  if (isolated === false) throw notIsolatedError(call);
+  if (typeof SharedArrayBuffer === 'undefined') throw noSharedArrayBufferError(call);
+}
+
+/**
+ * The runtime's internal critical sections, by the number the wasm module
+ * gives each (runtime/src/critical.rs, wasm/src/sections.rs).
+ */
+const SECTIONS: Record<number, string> = {
+  1: 'wait queues',
+  16: 'thread registry',
+  17: 'internal tables',
+};
+
+/** How the thread that poisoned a runtime died (runtime/src/critical.rs). */
+const HOW = { terminated: 1, trapped: 2 } as const;
+
+/**
+ * Every call on a runtime in which a thread died (a terminated worker) or
+ * trapped inside one of the runtime's own critical sections, which cannot
+ * be rolled back: the runtime's shared state may be inconsistent, so
+ * nothing is done; create a new runtime.
+ */
+export function poisonedError(section: number, tag: number, how: number): Error {
+  const where = `the runtime's ${SECTIONS[section] ?? `section ${section}`}`;
+  const who = how === HOW.trapped ? `thread ${tag} trapped inside ${where}` : `worker ${tag} was terminated inside ${where}`;
+  return new Error(`parklot: this runtime is poisoned: ${who}; its shared state may be inconsistent. Create a new Runtime.`);
 }

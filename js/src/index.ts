@@ -16,12 +16,12 @@
  * @packageDocumentation
  */
 export { Runtime } from './runtime.js';
-export type { AttachOptions, RuntimeHandle, RuntimeOptions } from './runtime.js';
+export type { AttachOptions, PlaceKind, RuntimeHandle, RuntimeOptions, WatchableWorker, NodeWorkerExit, BunWorkerClose } from './runtime.js';
 export { Lock } from './lock.js';
-export { OncePoisonedError, OwnerDiedError } from './errors.js';
+export { BrokenBarrierError, OncePoisonedError, OwnerDiedError } from './errors.js';
 export { Condition } from './condition.js';
 export { RwLock } from './rwlock.js';
-export type { RwLockPolicy, RwLockState } from './rwlock.js';
+export type { RwLockOptions, RwLockPolicy, RwLockState } from './rwlock.js';
 export { Once } from './once.js';
 export type { OnceState } from './once.js';
 export { Semaphore } from './semaphore.js';
@@ -29,5 +29,5 @@ export { Barrier } from './barrier.js';
 export { RuntimeAtomics } from './atomics.js';
 export { attachWorker, spawnWorker } from './spawn.js';
 export type { SpawnOptions, WorkerLike } from './spawn.js';
-export type { Revived, SentPrimitive } from './revive.js';
+export type { Kinds, Revived, SentPrimitive } from './revive.js';
 export type { WaitAsyncResult, WaitResult } from './atomics.js';

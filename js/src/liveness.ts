@@ -13,8 +13,9 @@
  *   reaper, a worker that never blocks (reaper.ts; workers from
  *   `spawnWorker`), and a `Worker`'s `'exit'` event, on the thread that
  *   made the worker: `rt.watch(worker)` (Node 20 has no Web Locks).
- * - **Browsers** (and any host with `navigator.locks`): every attaching
- *   thread first takes a Web Lock named after its tag and holds it for its
+ * - **Browsers** (and Deno's Web Workers: any thread with `navigator.locks`
+ *   that is not one of Node's threads): every attaching thread but the
+ *   creator first takes a Web Lock named after its tag and holds it for its
  *   life; the Web Locks standard releases a lock when its holder's global is
  *   torn down (a terminated or closed worker). The thread that created the
  *   runtime watches: it queues for each registered thread's lock, and is
@@ -48,10 +49,23 @@ export interface Life {
   release(): void;
 }
 
-/** Node's `threadId` of this thread, or undefined outside Node. */
+/**
+ * Whether this thread is a Web Worker (its global is a `WorkerGlobalScope`):
+ * in Deno, `node:worker_threads` there says `threadId` 0 and
+ * `isMainThread` true in every Web Worker, so its ids are not the thread's.
+ */
+export function inWebWorker(): boolean {
+  const g = globalThis as { WorkerGlobalScope?: abstract new () => unknown };
+  return typeof g.WorkerGlobalScope === 'function' && globalThis instanceof g.WorkerGlobalScope;
+}
+
+/**
+ * Node's `threadId` of this thread (Node, and Deno's and Bun's
+ * `node:worker_threads`), or undefined outside Node and in a Web Worker.
+ */
 async function nodeThreadId(): Promise<number | undefined> {
   const proc = (globalThis as { process?: { versions?: { node?: string }; getBuiltinModule?(id: string): unknown } }).process;
-  if (typeof proc?.versions?.node !== 'string') return undefined;
+  if (typeof proc?.versions?.node !== 'string' || inWebWorker()) return undefined;
   // Synchronous where Node has it (20.16+): a dynamic import of a builtin in a
   // worker that starts while another worker exits was seen to never settle.
   const builtin = proc.getBuiltinModule?.('node:worker_threads') as { threadId: number } | undefined;
@@ -62,14 +76,34 @@ async function nodeThreadId(): Promise<number | undefined> {
 }
 
 /**
- * This thread's tag, and (with Web Locks) its life lock, taken before it
- * registers so that no watcher can mistake it for gone.
+ * The tags of threads whose death signal is their life lock: random ones,
+ * with the top bit set. Node's `threadId`s (small integers) stay below, so
+ * the watcher never queues for a lock that a Node thread does not hold.
  */
-export async function beginLife(runtimeId: number): Promise<Life> {
+const LIFE_LOCK_TAGS = 0x8000_0000;
+
+/** How a thread begins its life on a runtime: see `beginLife`. */
+export interface LifeOptions {
+  /** This thread created the runtime: nobody watches it, so it takes no life lock. */
+  readonly creator?: boolean;
+  /** This thread's death is signalled otherwise (a life port the reaper watches: reaper.ts). */
+  readonly watched?: boolean;
+}
+
+/**
+ * This thread's tag, and its life lock where that is its death signal, taken
+ * before it registers so that no watcher can mistake it for gone. A thread
+ * of Node's (`worker_threads`, also in Deno and Bun) is known by its
+ * `threadId` and signals its death through its `'exit'` event and its life
+ * port, so it takes no Web Lock: in Deno a held Web Lock keeps the thread,
+ * and the process, alive. Elsewhere (browsers, Web Workers) the tag is
+ * random and the Web Lock is the signal.
+ */
+export async function beginLife(runtimeId: number, options: LifeOptions = {}): Promise<Life> {
   const nodeId = await nodeThreadId();
   const locks = webLocks();
-  const tag = nodeId ?? ((Math.random() * 0xffff_fff0) >>> 0) + 1;
-  if (locks === undefined) return { tag, release: () => {} };
+  const tag = nodeId ?? (LIFE_LOCK_TAGS | (Math.random() * 0x7fff_ffff)) >>> 0;
+  if (locks === undefined || nodeId !== undefined || options.creator === true || options.watched === true) return { tag, release: () => {} };
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   await new Promise<void>((granted) => {
@@ -95,7 +129,7 @@ export function watchThreads(core: Core, runtimeId: number, self: number): void 
     while (!core.closed) {
       const seen = Atomics.load(core.heap32(), generation);
       for (const tag of core.glue.thread_tags()) {
-        if (watched.has(tag)) continue;
+        if (watched.has(tag) || tag < LIFE_LOCK_TAGS) continue; // Node's threads signal otherwise (reaper.ts, rt.watch)
         watched.add(tag);
         void locks.request(lifeLockName(runtimeId, tag), async () => {
           watched.delete(tag);
@@ -106,5 +140,7 @@ export function watchThreads(core: Core, runtimeId: number, self: number): void 
       if (r.async) await r.value;
     }
   };
-  void loop();
+  // A poisoned runtime (a thread died inside its internal sections) throws
+  // from every call: then there is nothing left to watch.
+  loop().catch(() => {});
 }

@@ -4,7 +4,9 @@
  *
  * Nothing here is found by a file URL, so bundlers and dev servers that move
  * modules around (Vite's dependency pre-bundling, Rollup without plugins)
- * cannot lose it: the module's bytes ship as base64 in a JS module, and the
+ * cannot lose it: the module's bytes ship gzipped and in base64 in a JS
+ * module (`parklot/wasm` is the same module as a `.wasm` file, for bundlers
+ * that handle one), and the
  * glue (`--target web`) as a function, `glueInstance()`, whose every call
  * gives a copy with its own module-level state (the glue keeps its wasm
  * instance there: one copy per runtime instance on a thread).
@@ -81,9 +83,13 @@ export function loadModule(source?: WebAssembly.Module | URL | string): Promise<
 async function compileShipped(): Promise<WebAssembly.Module> {
   try {
     const text = atob(wasmBase64);
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return await WebAssembly.compile(bytes);
+    const packed = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) packed[i] = text.charCodeAt(i);
+    if (typeof DecompressionStream !== 'function') {
+      throw new Error("this runtime has no DecompressionStream: pass `module`, the URL of the package's parklot_wasm_bg.wasm ('parklot/wasm')");
+    }
+    const gunzipped = new Response(new Blob([packed]).stream().pipeThrough(new DecompressionStream('gzip')));
+    return await WebAssembly.compile(await gunzipped.arrayBuffer());
   } catch (e) {
     throw setupError("could not compile parklot's wasm module", e);
   }

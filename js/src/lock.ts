@@ -8,16 +8,20 @@
  */
 import { Core } from './core.js';
 import { OwnerDiedError, alreadyHeldError, cannotBlockError, closedError, heldByAnotherError, notLockedError } from './errors.js';
+import { disposeSymbol } from './dispose.js';
+import { Kind, freePrimitive, freedError } from './kinds.js';
 import { toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
 
 /** The `Core` of a real `Lock`, or undefined for anything else (a brand check). @internal */
 export let lockCore: (value: unknown) => Core | undefined;
+/** Whether a real `Lock` was freed. @internal */
+export let lockFreed: (lock: Lock) => boolean;
 
 /** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
-export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4 } as const;
+export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4, Freed: 5 } as const;
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
-const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2 } as const;
+const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2, Freed: 3 } as const;
 
 /**
  * Whether an acquisition export took the lock at `address`; throws for an
@@ -32,6 +36,8 @@ export function tookLock(code: number, call: string, address: number): boolean {
       return false;
     case Acquired.OwnerDied:
       throw new OwnerDiedError(call, address);
+    case Acquired.Freed: // only a freed Lock object calls with its stand-in's address
+      throw freedError(call, 'Lock');
     default:
       throw alreadyHeldError(call);
   }
@@ -52,6 +58,9 @@ export function refuseToBlock(core: Core, call: string, alternative: string): ne
  * terminated while holding it, see `rt.watch`), it is released and the next
  * acquisition throws `OwnerDiedError`, holding the lock.
  *
+ * `free()` (or a `using` declaration) gives its byte back, once no thread
+ * holds or waits for it.
+ *
  * @example
  * const lock = rt.lock();
  * lock.withLock(() => { counter[0] += 1; });
@@ -64,9 +73,17 @@ export class Lock {
   /** The id of the runtime whose memory holds the lock (`rt.revive()` checks it). */
   readonly runtimeId: number;
   readonly #core: Core;
+  /**
+   * The address every call passes to wasm: `address`, until `free()` points
+   * it at a byte that stays locked (wasm/src/kinds.rs, `TOMBSTONE`), where
+   * acquisitions and releases fail on the paths that already handle
+   * failure. A freed Lock is thus refused at no cost to the fast paths.
+   */
+  #at: number;
 
   static {
     lockCore = (value) => (typeof value === 'object' && value !== null && #core in value ? value.#core : undefined);
+    lockFreed = (lock) => lock.#at !== lock.address;
   }
 
   /**
@@ -76,6 +93,7 @@ export class Lock {
     if (!(core instanceof Core)) throw new TypeError('parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
     this.#core = core;
     this.address = address;
+    this.#at = address;
     this.runtimeId = core.header.id;
   }
 
@@ -92,7 +110,7 @@ export class Lock {
     if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
     let code: number;
     try {
-      code = core.raw.lock(this.address);
+      code = core.raw.lock(this.#at);
     } catch (e) {
       throw core.trapped('lock', e);
     }
@@ -110,7 +128,7 @@ export class Lock {
     if (core.closed) throw closedError();
     let code: number;
     try {
-      code = core.raw.try_lock(this.address);
+      code = core.raw.try_lock(this.#at);
     } catch (e) {
       throw core.trapped('try_lock', e);
     }
@@ -119,8 +137,9 @@ export class Lock {
 
   /**
    * Takes the lock, blocking at most `timeout` milliseconds (as `Atomics.wait`
-   * reads a timeout: NaN or +Infinity wait forever, a negative one tries once).
-   * Returns whether it took the lock. Throws on a thread that may not block.
+   * reads a timeout: NaN or +Infinity wait forever, 0 or a negative one
+   * tries once, never waiting). Returns whether it took the lock. A timeout
+   * above 0 throws on a thread that may not block.
    *
    * @example
    * if (lock.lockFor(10)) { try { work(); } finally { lock.unlock(); } }
@@ -128,8 +147,8 @@ export class Lock {
   lockFor(timeout: number): boolean {
     const t = toTimeout(timeout);
     const core = this.#core;
-    if (!core.canBlock) refuseToBlock(core, 'Lock.lockFor()', 'await lock.lockAsync(timeout)');
-    return tookLock(core.glue.lock_for(this.address, t), 'Lock.lockFor()', this.address);
+    if (!core.canBlock && t !== 0) refuseToBlock(core, 'Lock.lockFor()', 'await lock.lockAsync(timeout)');
+    return tookLock(core.glue.lock_for(this.#at, t), 'Lock.lockFor()', this.address);
   }
 
   /**
@@ -147,7 +166,7 @@ export class Lock {
     const t = toTimeout(timeout);
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (tookLock(core.glue.try_lock(this.address), 'Lock.lockAsync()', this.address)) return true;
+    if (tookLock(core.glue.try_lock(this.#at), 'Lock.lockAsync()', this.address)) return true;
     if (t === 0) return false;
     const record = core.pool.take();
     try {
@@ -170,7 +189,7 @@ export class Lock {
     if (core.closed) throw closedError();
     let code: number;
     try {
-      code = core.raw.unlock(this.address);
+      code = core.raw.unlock(this.#at);
     } catch (e) {
       throw core.trapped('unlock', e);
     }
@@ -188,7 +207,7 @@ export class Lock {
   unlockFair(): void {
     const core = this.#core;
     if (core.closed) throw closedError();
-    const code = core.glue.unlock_fair(this.address);
+    const code = core.glue.unlock_fair(this.#at);
     if (code !== Released.Ok) throw releaseError(code, 'Lock.unlockFair()');
   }
 
@@ -203,6 +222,7 @@ export class Lock {
   isLocked(): boolean {
     const core = this.#core;
     if (core.closed) throw closedError();
+    if (this.#at !== this.address) throw freedError('Lock.isLocked()', 'Lock');
     return core.glue.is_locked(this.address);
   }
 
@@ -247,10 +267,40 @@ export class Lock {
       this.unlock();
     }
   }
+
+  /**
+   * Gives the lock's byte back to the memory. Refused (a TypeError, nothing
+   * done) while it is locked or has waiters, and for a lock already freed,
+   * through this object or another (`rt.lockAt`) on any thread. Other
+   * threads must be done with it first: their objects for it are not told
+   * (only `rt.lockAt(address)` is refused from then on). This object's
+   * calls throw from then on.
+   *
+   * @example
+   * const lock = rt.lock();
+   * lock.free();
+   */
+  free(): void {
+    const core = this.#core;
+    if (this.#at !== this.address) throw new TypeError('parklot: Lock.free(): this Lock was freed already');
+    freePrimitive(core, 'Lock.free()', this.address, Kind.Lock);
+    this.#at = core.glue.kind_tombstone_address();
+  }
+
+  /**
+   * `free()`, for `using lock = rt.lock()` (TypeScript 5.2+).
+   *
+   * @example
+   * { using lock = rt.lock(); lock.withLock(work); } // freed here
+   */
+  [disposeSymbol](): void {
+    this.free();
+  }
 }
 
 /** The error of a release export's failure code. */
 function releaseError(code: number, call: string): TypeError {
+  if (code === Released.Freed) return freedError(call, 'Lock');
   return code === Released.HeldByAnother ? heldByAnotherError(call) : notLockedError(call);
 }
 

@@ -6,6 +6,8 @@
  */
 import { Core } from './core.js';
 import { OncePoisonedError, closedError } from './errors.js';
+import { disposeSymbol } from './dispose.js';
+import { Kind, freePrimitive, freedError } from './kinds.js';
 import { refuseToBlock } from './lock.js';
 import { Queue, settle } from './waiters.js';
 
@@ -47,6 +49,8 @@ export class Once {
   /** The id of the runtime whose memory holds it. */
   readonly runtimeId: number;
   readonly #core: Core;
+  /** Set by `free()`: every later call throws. */
+  #freed = false;
 
   /** Not for direct use: onces come from `rt.once()` and `rt.onceAt(address)`. */
   constructor(core: unknown, address: number) {
@@ -61,8 +65,8 @@ export class Once {
    * another thread runs its function. Returns whether this call ran `fn`.
    * Throws what `fn` throws (and the `Once` is then poisoned),
    * `OncePoisonedError` if it is poisoned, a TypeError when called from
-   * inside its own function, and on a thread that may not block while
-   * another runs it (use `callOnceAsync` there).
+   * inside its own function, and on a thread that may not block, whether or
+   * not another thread runs it (it may wait: use `callOnceAsync` there).
    *
    * @example
    * once.callOnce(() => { config[0] = load(); });
@@ -100,7 +104,7 @@ export class Once {
     const core = this.#core;
     const g = core.glue;
     for (;;) {
-      if (core.closed) throw closedError();
+      this.#live('Once.callOnceAsync()');
       const begun = g.once_begin(this.address, false);
       if (begun === Begun.Done) return false;
       if (begun === Begun.Poisoned) throw new OncePoisonedError('Once.callOnceAsync()', this.address);
@@ -125,16 +129,45 @@ export class Once {
 
   /** Where it stands (a snapshot): 'new', 'poisoned', 'running' or 'done'. */
   state(): OnceState {
+    const core = this.#live('Once.state()');
+    return STATES[core.glue.once_state(this.address)]!;
+  }
+
+  /**
+   * Gives the once's byte back to the memory. Refused (a TypeError, nothing
+   * done) while its function runs, and for a `Once` already freed (through
+   * this object or another, on any thread). Other threads must be done with
+   * it first; this object's calls throw from then on.
+   *
+   * @example
+   * using init = rt.once(); // freed at the end of the block
+   */
+  free(): void {
+    if (this.#freed) throw new TypeError('parklot: Once.free(): this Once was freed already');
+    freePrimitive(this.#core, 'Once.free()', this.address, Kind.Once);
+    this.#freed = true;
+  }
+
+  /** `free()`, for `using init = rt.once()` (TypeScript 5.2+). */
+  [disposeSymbol](): void {
+    this.free();
+  }
+
+  /** The core, if this once may be used: not closed, not freed. */
+  #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
-    return STATES[core.glue.once_state(this.address)]!;
+    if (this.#freed) throw freedError(call, 'Once');
+    return core;
   }
 
   #call(force: boolean, fn: (poisoned: boolean) => void, call: string, alternative: string): boolean {
     const core = this.#core;
     const g = core.glue;
+    // It may wait for another thread's run: refused where blocking is not allowed, run or not.
+    if (!core.canBlock) refuseToBlock(core, call, alternative);
     for (;;) {
-      if (core.closed) throw closedError();
+      this.#live(call);
       const begun = g.once_begin(this.address, force);
       switch (begun) {
         case Begun.Done:
@@ -144,7 +177,6 @@ export class Once {
         case Begun.RunningHere:
           throw new TypeError(`parklot: ${call}: called while this thread runs this Once's function (from inside it, or from an async run of it); it would wait for itself`);
         case Begun.Running:
-          if (!core.canBlock) refuseToBlock(core, call, alternative);
           g.once_wait(this.address, Infinity);
           continue;
         default: {

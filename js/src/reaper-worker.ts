@@ -9,7 +9,7 @@
  */
 import { Core } from './core.js';
 import { freshGlue } from './loader.js';
-import type { NodePort, WatchMessage } from './reaper.js';
+import type { NodePort, TagMessage, WatchMessage } from './reaper.js';
 
 interface ReaperStart {
   readonly module: WebAssembly.Module;
@@ -33,17 +33,36 @@ function isWatch(value: unknown): value is WatchMessage {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'parklot.watch';
 }
 
-/** Watches the worker `tag` through `port`; the workers it spawns send their own ports through it. */
-function watch({ tag, port }: WatchMessage): void {
+function isTag(value: unknown): value is TagMessage {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'parklot.tag';
+}
+
+/**
+ * Watches a worker through `port`: it says its tag first, the workers it
+ * spawns send their own ports through it, and its close reaps the tag. A
+ * port that closes before a tag came belongs to a worker that never
+ * attached: nothing to reap.
+ */
+function watch({ port }: WatchMessage): void {
   const p = port as NodePort;
+  let tag: number | undefined;
   ports.add(p);
-  p.on('message', (m) => {
+  const onMessage = (m: unknown): void => {
     if (isWatch(m)) watch(m);
-  });
-  p.on('close', () => {
+    else if (isTag(m)) tag = m.tag;
+  };
+  const onClose = (): void => {
     ports.delete(p);
-    core.reap(tag);
-  });
+    if (tag !== undefined) core.reap(tag);
+  };
+  if (typeof p.on === 'function') {
+    p.on('message', onMessage);
+    p.on('close', onClose);
+  } else {
+    p.addEventListener('message', (e) => onMessage(e.data));
+    p.addEventListener('close' as 'message', onClose);
+    p.start();
+  }
 }
 
 threads.parentPort.on('message', (m) => {

@@ -9,7 +9,10 @@
  * the runtime's **reaper**, a small worker of parklot's own that never
  * blocks. Node closes a thread's ports when the thread ends, however it
  * ends (natural exit, an uncaught error, `process.exit()`, `terminate()`),
- * and the reaper's end then emits `'close'`: the reaper reaps the thread
+ * and the reaper's end then emits `'close'` (Bun's Web Workers' ports do
+ * too; Deno's Web Workers' do not, and take a Web Lock instead). The
+ * worker tells the reaper its tag through the port as it attaches, before
+ * it registers; on the close the reaper reaps that tag: the thread
  * (its waits leave their queues, the locks it held are released
  * owner-died), which wakes whoever is blocked on them.
  *
@@ -26,11 +29,16 @@
  */
 import type { Core } from './core.js';
 
-/** What the reaper is told: watch the thread `tag` through `port`. */
+/** What the reaper is told: watch a new worker through `port`. */
 export interface WatchMessage {
   readonly kind: 'parklot.watch';
-  readonly tag: number;
   readonly port: MessagePort;
+}
+
+/** What a worker tells the reaper through its life port: its tag, before it registers. */
+export interface TagMessage {
+  readonly kind: 'parklot.tag';
+  readonly tag: number;
 }
 
 /** The parts of Node's `MessagePort` parklot uses beyond the DOM type. */
@@ -68,13 +76,16 @@ function workerThreads(): WorkerThreads | undefined {
 
 /**
  * Keeps `port`, this worker's life port for runtime `runtimeId` (from its
- * start message), for the worker's life, and makes it this thread's route
- * to that runtime's reaper. It does not keep the worker alive.
+ * start message), for the worker's life, tells the reaper through it the
+ * tag this thread registers under, and makes it this thread's route to
+ * that runtime's reaper. It does not keep the worker alive.
  */
-export function keepLifePort(runtimeId: number, port: unknown): void {
-  if (typeof port !== 'object' || port === null || typeof (port as NodePort).unref !== 'function') return;
+export function keepLifePort(runtimeId: number, port: unknown, tag: number): void {
+  if (typeof port !== 'object' || port === null || typeof (port as MessagePort).postMessage !== 'function') return;
   const life = port as NodePort;
-  life.unref();
+  (life.unref as (() => unknown) | undefined)?.call(life); // Node's ports only: a Web Worker's do not keep it alive
+  const told: TagMessage = { kind: 'parklot.tag', tag };
+  life.postMessage(told);
   routes.set(runtimeId, { post: (m) => life.postMessage(m, [m.port]) });
 }
 
@@ -84,14 +95,14 @@ export function keepLifePort(runtimeId: number, port: unknown): void {
  * worker exists (its other end goes to the reaper). Undefined where this
  * thread has no route to a reaper (see the module docs).
  */
-export function lifeChannel(core: Core): { port: MessagePort; watch(tag: number): void } | undefined {
+export function lifeChannel(core: Core): { port: MessagePort; watch(): void } | undefined {
   if (typeof MessageChannel !== 'function') return undefined;
   const route = routeOf(core);
   if (route === undefined) return undefined;
   const { port1, port2 } = new MessageChannel();
   // The reaper's end must leave before the worker could end: a port whose
   // peer is gone can no longer be transferred.
-  return { port: port1, watch: (tag) => route.post({ kind: 'parklot.watch', tag, port: port2 }) };
+  return { port: port1, watch: () => route.post({ kind: 'parklot.watch', port: port2 }) };
 }
 
 /** This thread's route to `core`'s reaper, started here if this thread created the runtime. */

@@ -7,7 +7,8 @@
  * memory (a reader-writer lock's policy too), so the address is all they
  * need. `revive` walks what arrived and turns those plain forms back into
  * live objects of the receiving thread's runtime, after checking that they
- * come from that runtime's memory.
+ * come from that runtime's memory and that each address holds a live object
+ * of the kind the plain form says (as `rt.lockAt()` and its kin check it).
  */
 import type { Barrier } from './barrier.js';
 import type { Condition } from './condition.js';
@@ -18,7 +19,7 @@ import type { RwLock } from './rwlock.js';
 import type { Semaphore } from './semaphore.js';
 
 /** Each primitive's plain-form kind, and the live object it revives as. */
-interface Kinds {
+export interface Kinds {
   'parklot.lock': Lock;
   'parklot.condition': Condition;
   'parklot.rwlock': RwLock;
@@ -84,7 +85,14 @@ export function revive<T>(rt: Runtime, value: T): Revived<T> {
             'revive it on a thread attached to the runtime it came from',
         );
       }
-      const live = at(rt, address);
+      let live: unknown;
+      try {
+        live = at(rt, address); // checks the kind at the address (kinds.ts)
+      } catch (e) {
+        if (!(e instanceof TypeError)) throw e;
+        const why = e.message.replace(/^parklot: [^:]*: /, '');
+        throw new TypeError(`parklot: revive(): ${path} says it is ${what} at address ${address}, but ${why}`, { cause: e });
+      }
       seen.set(v, live);
       return live;
     }

@@ -4,13 +4,14 @@
  * workers, and each worker attaches (`Runtime.attach`): all of them then
  * share the memory, the locks and conditions in it, and one ParkingLot.
  */
-import { RwLock, type RwLockPolicy } from './rwlock.js';
+import { RwLock, type RwLockOptions, type RwLockPolicy } from './rwlock.js';
 import { Barrier, MAX_PARTIES } from './barrier.js';
 import { Semaphore, checkPermits } from './semaphore.js';
 import { RuntimeAtomics } from './atomics.js';
 import { Condition } from './condition.js';
 import { Core, sharedBuffer } from './core.js';
 import { checkIsolated, closedError, setupError } from './errors.js';
+import { Kind, PLACE_KINDS, checkKind, checkView, freeBlock, placePrimitive, type PrimitiveKind } from './kinds.js';
 import type { UrlLike, WasmMemory, WasmModule } from './host-types.js';
 import { beginLife, watchThreads } from './liveness.js';
 import { keepLifePort, lifeChannel, stopReaper } from './reaper.js';
@@ -63,6 +64,47 @@ export interface RuntimeHandle {
 /** The exports a module must have to be parklot's. */
 const REQUIRED_EXPORTS = ['lock_async_begin', 'condition_wait_async_begin', 'atomics_wait32_async_begin', '__wbindgen_thread_destroy'];
 
+/** What `rt.place` lays out: the name of the method that makes one. */
+export type PlaceKind = 'lock' | 'condition' | 'once' | 'rwLock' | 'semaphore' | 'barrier';
+
+/** An options argument: an object, or undefined or null for none; else a TypeError naming `call`. */
+function checkOptions(call: string, options: unknown): { readonly [key: string]: unknown } {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw new TypeError(`parklot: ${call}: options must be an object, got ${typeof options}`);
+  return options as { readonly [key: string]: unknown };
+}
+
+const POLICIES: readonly unknown[] = ['prefer-writers', 'prefer-readers'];
+
+/**
+ * A reader-writer lock's policy from `rt.rwLock(options)`: the policy's
+ * name itself, or `{ policy }`, or nothing (undefined or null: 'prefer-writers').
+ * `example` starts the call the messages show.
+ */
+function rwLockPolicy(call: string, example: string, options: unknown): RwLockPolicy {
+  const right = `${example}'prefer-readers') or ${example}{ policy: 'prefer-readers' })`;
+  let policy: unknown = options;
+  if (typeof options !== 'string') {
+    if (options !== undefined && options !== null && typeof options !== 'object') {
+      throw new TypeError(`parklot: ${call}: options must be an object ({ policy }) or a policy's name, got ${typeof options}; write ${right}`);
+    }
+    policy = checkOptions(call, options)['policy'] ?? 'prefer-writers';
+  }
+  if (!POLICIES.includes(policy)) {
+    const got = typeof policy === 'string' ? `'${policy}'` : typeof policy === 'symbol' ? 'a symbol' : String(policy);
+    throw new TypeError(`parklot: ${call}: policy must be 'prefer-writers' or 'prefer-readers', got ${got}; write ${right}`);
+  }
+  return policy as RwLockPolicy;
+}
+
+/** A barrier's number of parties. */
+function checkParties(call: string, parties: unknown): number {
+  if (typeof parties !== 'number' || !Number.isInteger(parties) || parties < 1 || parties > MAX_PARTIES) {
+    throw new RangeError(`parklot: ${call}: parties must be an integer from 1 to ${MAX_PARTIES}, got ${typeof parties === 'symbol' ? 'a symbol' : String(parties)}`);
+  }
+  return parties;
+}
+
 function checkMayBlock(value: unknown): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
   throw new TypeError(`parklot: options.mayBlock must be a boolean, got ${typeof value}`);
@@ -92,6 +134,21 @@ function checkHandle(handle: unknown): RuntimeHandle {
   }
   return h as RuntimeHandle;
 }
+
+/** A Node `worker_threads` Worker, as `rt.watch` uses it. */
+export interface NodeWorkerExit {
+  readonly threadId: number;
+  once(event: 'exit', listener: () => void): unknown;
+}
+
+/** A Bun Web Worker, as `rt.watch` uses it: it has Node's `threadId` and a `'close'` event. */
+export interface BunWorkerClose {
+  readonly threadId: number;
+  addEventListener(event: 'close', listener: () => void): unknown;
+}
+
+/** What `rt.watch` takes: a worker of Node's threads, from Node, Deno's `node:worker_threads` or Bun. */
+export type WatchableWorker = NodeWorkerExit | BunWorkerClose;
 
 /**
  * parklot on this thread: the wasm module on a shared memory. Make one with
@@ -147,7 +204,7 @@ export class Runtime {
       );
     }
     const id = (Math.random() * 0x1_0000_0000) >>> 0;
-    const life = await beginLife(id);
+    const life = await beginLife(id, { creator: true });
     const core = Core.open(await freshGlue(), module, memory, mayBlock, life, undefined, id);
     core.creator = true;
     watchThreads(core, id, life.tag);
@@ -163,11 +220,25 @@ export class Runtime {
    * const lock = rt.lockAt(workerData.lock);
    */
   static async attach(handle: RuntimeHandle, options: AttachOptions = {}): Promise<Runtime> {
+    return Runtime.attachWithLifePort(handle, options, undefined);
+  }
+
+  /**
+   * `Runtime.attach`, for a worker that `spawnWorker` started: with
+   * `lifePort` (from its start message) the thread's death is signalled by
+   * that port's close, which the runtime's reaper sees (reaper.ts), so it
+   * takes no Web Lock; the port learns the thread's tag before the thread
+   * registers. `attachWorker` calls it.
+   * @internal
+   */
+  static async attachWithLifePort(handle: RuntimeHandle, options: AttachOptions, lifePort: unknown): Promise<Runtime> {
     const h = checkHandle(handle);
-    const mayBlock = checkMayBlock((options ?? {}).mayBlock) ?? detectMayBlock();
-    const life = await beginLife(h.id);
+    const mayBlock = checkMayBlock(checkOptions('Runtime.attach()', options)['mayBlock']) ?? detectMayBlock();
+    const life = await beginLife(h.id, { watched: lifePort !== undefined });
+    if (lifePort !== undefined) keepLifePort(h.id, lifePort, life.tag);
     return new Runtime(Core.open(await freshGlue(), h.module, h.memory, mayBlock, life, { address: h.header, id: h.id }));
   }
+
 
   /**
    * What another thread passes to `Runtime.attach` (structured-cloneable).
@@ -205,14 +276,20 @@ export class Runtime {
    * @example
    * const worker = rt.watch(new Worker(url, { workerData: { handle: rt.handle() } }));
    */
-  watch<W extends { readonly threadId: number; once(event: 'exit', listener: () => void): unknown }>(worker: W): W {
+  watch<W extends WatchableWorker>(worker: W): W {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (typeof worker !== 'object' || worker === null || typeof worker.threadId !== 'number' || typeof worker.once !== 'function') {
-      throw new TypeError("parklot: Runtime.watch(worker): pass a Node worker_threads Worker (it has threadId and once('exit'))");
+    const w = worker as Partial<NodeWorkerExit & BunWorkerClose> | null;
+    if (typeof w !== 'object' || w === null || typeof w.threadId !== 'number' || (typeof w.once !== 'function' && typeof w.addEventListener !== 'function')) {
+      throw new TypeError(
+        "parklot: Runtime.watch(worker): pass a Node worker_threads Worker (it has threadId and once('exit')) or a Bun Worker (threadId and a 'close' event)",
+      );
     }
-    const tag = worker.threadId; // -1 once it has exited: read it now
-    if (tag >= 0) worker.once('exit', () => core.reap(tag));
+    const tag = w.threadId; // -1 once it has exited: read it now
+    if (tag >= 0) {
+      if (typeof w.once === 'function') w.once('exit', () => core.reap(tag));
+      else w.addEventListener!('close', () => core.reap(tag));
+    }
     return worker;
   }
 
@@ -240,13 +317,6 @@ export class Runtime {
     return this.#core.closed ? undefined : lifeChannel(this.#core);
   }
 
-  /**
-   * Keeps this worker's life port (from its start message; see reaper.ts).
-   * @internal
-   */
-  keepLifePort(port: unknown): void {
-    keepLifePort(this.#core.header.id, port);
-  }
 
   /**
    * Whether `close()` was called.
@@ -310,66 +380,59 @@ export class Runtime {
   }
 
   /**
-   * A new lock (one zeroed byte from `alloc`), unlocked.
+   * A new lock (one zeroed byte), unlocked. `lock.free()` gives it back.
    *
    * @example
    * const lock = rt.lock();
    * worker.postMessage(lock.address);
    */
   lock(): Lock {
-    return new Lock(this.#core, this.alloc(1, 1));
+    return new Lock(this.#core, this.#allocPrimitive(Kind.Lock, 'Runtime.lock()'));
   }
 
   /**
    * The lock at `address` (from `lock.address`, maybe on another thread).
-   * Throws a RangeError for an address outside the memory.
+   * Throws a RangeError for an address outside the memory, and a TypeError
+   * for one that does not hold a live Lock (another kind of object, one
+   * that was freed, the inside of a block from `alloc`: see `place`).
    *
    * @example
    * const lock = rt.lockAt(message.lockAddress);
    * lock.withLock(() => work());
    */
   lockAt(address: number): Lock {
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    return new Lock(core, checkAddress('Runtime.lockAt()', address, 1, 1, core.byteLength()));
+    return new Lock(this.#core, this.#checkAt('Runtime.lockAt()', address, 1, 1, Kind.Lock));
   }
 
   /**
-   * A new reader-writer lock (four bytes from `alloc`), unlocked. `policy`:
+   * A new reader-writer lock (four bytes), unlocked. Its policy:
    * 'prefer-writers' (the default: new readers wait while a writer waits) or
-   * 'prefer-readers'; about once a millisecond the other side is handed the
-   * lock, so neither starves.
+   * 'prefer-readers', given as the argument or as `{ policy }`; about once a
+   * millisecond the other side is handed the lock, so neither starves.
    *
    * @example
-   * const table = rt.rwLock();
+   * const table = rt.rwLock();                  // or rt.rwLock('prefer-readers')
    * table.withRead(() => lookup());
    */
-  rwLock(options: { policy?: RwLockPolicy } = {}): RwLock {
-    const policy = options.policy ?? 'prefer-writers';
-    if (policy !== 'prefer-writers' && policy !== 'prefer-readers') {
-      throw new TypeError(`parklot: Runtime.rwLock(): policy must be 'prefer-writers' or 'prefer-readers', got ${String(policy)}`);
-    }
-    const address = this.alloc(4, 4);
-    this.#core.glue.rwlock_init(address, policy === 'prefer-writers');
-    return new RwLock(this.#core, address);
+  rwLock(options?: RwLockOptions | RwLockPolicy): RwLock {
+    const policy = rwLockPolicy('Runtime.rwLock()', 'rt.rwLock(', options);
+    return this.#setUp(Kind.RwLock, this.#allocPrimitive(Kind.RwLock, 'Runtime.rwLock()'), policy) as RwLock;
   }
 
   /**
    * The reader-writer lock at `address` (from `rwLock.address`, maybe on
-   * another thread). Throws a RangeError for an address outside the memory
-   * or not aligned to 4.
+   * another thread). Throws as `lockAt` does (RangeError: outside the
+   * memory or not aligned to 4; TypeError: no live RwLock there).
    *
    * @example
    * const table = rt.rwLockAt(message.tableLock);
    */
   rwLockAt(address: number): RwLock {
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    return new RwLock(core, checkAddress('Runtime.rwLockAt()', address, 4, 4, core.byteLength()));
+    return new RwLock(this.#core, this.#checkAt('Runtime.rwLockAt()', address, 4, 4, Kind.RwLock));
   }
 
   /**
-   * A new counting semaphore with `permits` free permits (four bytes from `alloc`).
+   * A new counting semaphore with `permits` free permits (four bytes).
    *
    * @example
    * const slots = rt.semaphore(4);
@@ -377,92 +440,122 @@ export class Runtime {
    */
   semaphore(permits: number): Semaphore {
     checkPermits('Runtime.semaphore()', permits, 0);
-    const address = this.alloc(4, 4);
-    this.#core.glue.semaphore_init(address, permits);
-    return new Semaphore(this.#core, address);
+    return this.#setUp(Kind.Semaphore, this.#allocPrimitive(Kind.Semaphore, 'Runtime.semaphore()'), permits) as Semaphore;
   }
 
-  /** The semaphore at `address` (from `semaphore.address`, maybe on another thread). */
+  /** The semaphore at `address` (from `semaphore.address`, maybe on another thread); throws as `lockAt` does. */
   semaphoreAt(address: number): Semaphore {
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    return new Semaphore(core, checkAddress('Runtime.semaphoreAt()', address, 4, 4, core.byteLength()));
+    return new Semaphore(this.#core, this.#checkAt('Runtime.semaphoreAt()', address, 4, 4, Kind.Semaphore));
   }
 
   /**
-   * A new reusable barrier for `parties` threads (eight bytes from `alloc`).
+   * A new reusable barrier for `parties` threads (eight bytes).
    *
    * @example
    * const phase = rt.barrier(4);
    * await phase.waitAsync();
    */
   barrier(parties: number): Barrier {
-    if (typeof parties !== 'number' || !Number.isInteger(parties) || parties < 1 || parties > MAX_PARTIES) {
-      throw new RangeError(`parklot: Runtime.barrier(): parties must be an integer from 1 to ${MAX_PARTIES}, got ${String(parties)}`);
-    }
-    const address = this.alloc(8, 4);
-    this.#core.glue.barrier_init(address, parties);
-    return new Barrier(this.#core, address);
+    checkParties('Runtime.barrier()', parties);
+    return this.#setUp(Kind.Barrier, this.#allocPrimitive(Kind.Barrier, 'Runtime.barrier()'), parties) as Barrier;
   }
 
-  /** The barrier at `address` (from `barrier.address`, maybe on another thread). */
+  /** The barrier at `address` (from `barrier.address`, maybe on another thread); throws as `lockAt` does. */
   barrierAt(address: number): Barrier {
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    return new Barrier(core, checkAddress('Runtime.barrierAt()', address, 8, 4, core.byteLength()));
+    return new Barrier(this.#core, this.#checkAt('Runtime.barrierAt()', address, 8, 4, Kind.Barrier));
   }
 
   /**
-   * A new `Once` (one zeroed byte from `alloc`), not run yet.
+   * A new `Once` (one zeroed byte), not run yet.
    *
    * @example
    * const init = rt.once();
    * init.callOnce(() => setUp());
    */
   once(): Once {
-    return new Once(this.#core, this.alloc(1, 1));
+    return new Once(this.#core, this.#allocPrimitive(Kind.Once, 'Runtime.once()'));
   }
 
   /**
-   * The `Once` at `address` (from `once.address`, maybe on another thread).
+   * The `Once` at `address` (from `once.address`, maybe on another thread);
+   * throws as `lockAt` does.
    *
    * @example
    * rt.onceAt(message.init).callOnce(() => setUp());
    */
   onceAt(address: number): Once {
-    const core = this.#core;
-    if (core.closed) throw closedError();
-    return new Once(core, checkAddress('Runtime.onceAt()', address, 1, 1, core.byteLength()));
+    return new Once(this.#core, this.#checkAt('Runtime.onceAt()', address, 1, 1, Kind.Once));
   }
 
   /**
-   * A new condition variable (one zeroed byte from `alloc`).
+   * A new condition variable (one zeroed byte).
    *
    * @example
    * const cond = rt.condition();
    * worker.postMessage(cond.address);
    */
   condition(): Condition {
-    return new Condition(this.#core, this.alloc(1, 1));
+    return new Condition(this.#core, this.#allocPrimitive(Kind.Condition, 'Runtime.condition()'));
   }
 
   /**
-   * The condition at `address` (from `condition.address`).
+   * The condition at `address` (from `condition.address`); throws as `lockAt` does.
    *
    * @example
    * const cond = rt.conditionAt(message.condAddress);
    * cond.notifyAll();
    */
   conditionAt(address: number): Condition {
+    return new Condition(this.#core, this.#checkAt('Runtime.conditionAt()', address, 1, 1, Kind.Condition));
+  }
+
+  /**
+   * A new primitive of `kind` at `address`, inside a block of yours from
+   * `alloc` (a hand-made layout): its bytes are zeroed and set up as the
+   * matching `rt.lock()`, `rt.rwLock(policy)`, `rt.semaphore(permits)`,
+   * `rt.barrier(parties)`, `rt.once()` or `rt.condition()` would, and from
+   * then on `rt.lockAt(address)` (and its kin) accept it on every thread.
+   * Throws a RangeError for a misaligned address, and a TypeError for one
+   * that is not inside a block from `alloc`, would run past its end, or
+   * would overlap a primitive placed there before. Views (`int32`, ...)
+   * may not overlap it. `free()` on it, or `rt.free()` of its block, ends
+   * it; the block's bytes stay the block's.
+   *
+   * @example
+   * const block = rt.alloc(64, 8);
+   * const lock = rt.place('lock', block);          // byte 0: a Lock
+   * const count = rt.int32(block + 4);             // bytes 4..7: data it guards
+   */
+  place(kind: 'lock', address: number): Lock;
+  place(kind: 'condition', address: number): Condition;
+  place(kind: 'once', address: number): Once;
+  place(kind: 'rwLock', address: number, options?: RwLockOptions | RwLockPolicy): RwLock;
+  place(kind: 'semaphore', address: number, permits: number): Semaphore;
+  place(kind: 'barrier', address: number, parties: number): Barrier;
+  place(kind: PlaceKind, address: number, setUp?: unknown): Lock | Condition | Once | RwLock | Semaphore | Barrier {
+    const call = 'Runtime.place()';
     const core = this.#core;
     if (core.closed) throw closedError();
-    return new Condition(core, checkAddress('Runtime.conditionAt()', address, 1, 1, core.byteLength()));
+    const k = typeof kind === 'string' && Object.hasOwn(PLACE_KINDS, kind) ? PLACE_KINDS[kind]! : undefined;
+    if (k === undefined) {
+      const names = Object.keys(PLACE_KINDS).map((n) => `'${n}'`).join(', ');
+      throw new TypeError(`parklot: ${call}: kind must be one of ${names}, got ${typeof kind === 'string' ? `'${kind}'` : typeof kind}`);
+    }
+    // The set-up argument first: nothing is placed for a bad one.
+    let arg: RwLockPolicy | number | undefined;
+    if (k === Kind.RwLock) arg = rwLockPolicy(call, "rt.place('rwLock', address, ", setUp);
+    else if (k === Kind.Semaphore) arg = checkPermits(call, setUp, 0);
+    else if (k === Kind.Barrier) arg = checkParties(call, setUp);
+    placePrimitive(core, address, k);
+    return this.#setUp(k, address, arg);
   }
 
   /**
    * Allocates `bytes` zeroed bytes aligned to `align` (a power of two,
    * default 8) in the shared memory and returns their address. The memory
-   * grows as needed, up to 1 GiB; beyond that a RangeError.
+   * grows as needed, up to 1 GiB; beyond that a RangeError. The block is
+   * yours: views (`int32`, ...) may reach it, and `place` lays primitives
+   * out in it.
    *
    * @example
    * const address = rt.alloc(8 * 16, 8);
@@ -474,7 +567,7 @@ export class Runtime {
     checkSize('Runtime.alloc(): bytes', bytes, MAX_PAGES * 65536);
     checkAlign(align);
     if (bytes + align > 0x7fff_ffff) throw new RangeError(`parklot: Runtime.alloc(): ${bytes} bytes aligned to ${align} do not fit in memory`);
-    const address = core.glue.alloc(bytes, align);
+    const address = core.glue.kind_alloc(Kind.Bytes, bytes, align);
     if (address === 0) {
       throw new RangeError(
         `parklot: Runtime.alloc(): out of memory allocating ${bytes} bytes (the memory's limit is 1 GiB); free what you no longer use with rt.free()`,
@@ -484,9 +577,12 @@ export class Runtime {
   }
 
   /**
-   * Frees memory from `alloc`, with the same `bytes` and `align`. Free a lock
-   * or condition (`rt.free(lock.address, 1, 1)`) only when no thread uses it;
-   * freeing twice corrupts the allocator.
+   * Frees a block from `alloc`, with the same `bytes` and `align`, and the
+   * primitives placed in it. Refused (a TypeError, nothing done) for
+   * anything else: an address `alloc` did not return, a block already
+   * freed, another size or alignment, a primitive (free it with its own
+   * `free()`), or a block holding a placed primitive that is held or waited
+   * for. Other threads must be done with the block first.
    *
    * @example
    * const address = rt.alloc(64);
@@ -497,8 +593,8 @@ export class Runtime {
     if (core.closed) throw closedError();
     checkSize('Runtime.free(): bytes', bytes, MAX_PAGES * 65536);
     checkAlign(align);
-    checkAddress('Runtime.free()', address, Math.max(bytes, 1), align, core.byteLength());
-    core.glue.free(address, bytes, align);
+    checkAddress('Runtime.free()', address, 1, 1, core.byteLength());
+    freeBlock(core, address, bytes, align);
   }
 
   /**
@@ -566,7 +662,49 @@ export class Runtime {
     checkSize(`${call}: length`, length, (MAX_PAGES * 65536) / size);
     const buffer = sharedBuffer(core.memory);
     checkAddress(call, address, length * size, size, buffer.byteLength);
+    checkView(core, call, address, length * size);
     core.adoptBuffer(buffer);
     return buffer;
+  }
+
+  /** A new zeroed primitive of `kind`, in the layout the core gives its type. */
+  #allocPrimitive(kind: PrimitiveKind, call: string): number {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    const address = core.glue.kind_alloc(kind, 0, 0);
+    if (address === 0) {
+      throw new RangeError(`parklot: ${call}: out of memory (the memory's limit is 1 GiB); free what you no longer use with free() or rt.free()`);
+    }
+    return address;
+  }
+
+  /** Sets up zeroed bytes at `address` as a new primitive of `kind` (`arg`: its policy, permits or parties). */
+  #setUp(kind: PrimitiveKind, address: number, arg: RwLockPolicy | number | undefined): Lock | Condition | Once | RwLock | Semaphore | Barrier {
+    const core = this.#core;
+    switch (kind) {
+      case Kind.Lock:
+        return new Lock(core, address);
+      case Kind.Condition:
+        return new Condition(core, address);
+      case Kind.Once:
+        return new Once(core, address);
+      case Kind.RwLock:
+        core.glue.rwlock_init(address, arg === 'prefer-writers');
+        return new RwLock(core, address);
+      case Kind.Semaphore:
+        core.glue.semaphore_init(address, arg as number);
+        return new Semaphore(core, address);
+      case Kind.Barrier:
+        core.glue.barrier_init(address, arg as number);
+        return new Barrier(core, address);
+    }
+  }
+
+  /** Checks that `address` holds a live primitive of `kind` (kinds.ts) for a `*At` call. */
+  #checkAt(call: string, address: number, bytes: number, align: number, kind: PrimitiveKind): number {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    checkAddress(call, address, bytes, align, core.byteLength());
+    return checkKind(core, call, address, kind);
   }
 }

@@ -12,6 +12,8 @@
  */
 import { Core } from './core.js';
 import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
+import { disposeSymbol } from './dispose.js';
+import { Kind, freePrimitive, freedError } from './kinds.js';
 import { Acquired, refuseToBlock, tookLock } from './lock.js';
 import { toTimeout } from './validate.js';
 import { Queue, settle } from './waiters.js';
@@ -33,6 +35,12 @@ export function heldAfter(mode: number): number {
 
 /** Which side a lock lets in first when both wait (neither starves either way). */
 export type RwLockPolicy = 'prefer-writers' | 'prefer-readers';
+
+/** What `rt.rwLock(options)` takes (or the policy's name alone: `rt.rwLock('prefer-readers')`). */
+export interface RwLockOptions {
+  /** Default 'prefer-writers'. */
+  policy?: RwLockPolicy | undefined;
+}
 
 /** What `RwLock.state()` reports (a snapshot). */
 export interface RwLockState {
@@ -73,6 +81,10 @@ export interface RwLockState {
  * taken between the death and that repair see the data as the dead writer
  * left it.
  *
+ * On a thread that may not block, every call that can wait throws (the
+ * `...Async` forms work there); tries and timeouts of 0 never wait and are
+ * allowed.
+ *
  * @example
  * const table = rt.rwLock();
  * const n = table.withRead(() => view[0]);
@@ -86,6 +98,8 @@ export class RwLock {
   /** The id of the runtime whose memory holds the lock. */
   readonly runtimeId: number;
   readonly #core: Core;
+  /** Set by `free()`: every later call throws. */
+  #freed = false;
 
   /** Not for direct use: locks come from `rt.rwLock()` and `rt.rwLockAt(address)`. */
   constructor(core: unknown, address: number) {
@@ -115,7 +129,8 @@ export class RwLock {
 
   /**
    * Takes a read, blocking at most `timeout` milliseconds (NaN or +Infinity:
-   * forever). Returns whether it did. Throws on a thread that may not block.
+   * forever; 0 or less: a try). Returns whether it did. A timeout above 0
+   * throws on a thread that may not block.
    */
   readFor(timeout: number): boolean {
     return this.#take(Mode.Read, toTimeout(timeout), 'RwLock.readFor()', 'await lock.readAsync(timeout)');
@@ -260,6 +275,8 @@ export class RwLock {
 
   /** Runs `fn` holding a read (taken with `read()`) and releases it however `fn` ends. */
   withRead<T>(fn: () => T): T {
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'RwLock.withRead()', 'await lock.withReadAsync(fn)');
     this.read();
     try {
       return fn();
@@ -274,6 +291,8 @@ export class RwLock {
    * run: the lock is released and the `OwnerDiedError` thrown.
    */
   withWrite<T>(fn: () => T): T {
+    const core = this.#core;
+    if (!core.canBlock) refuseToBlock(core, 'RwLock.withWrite()', 'await lock.withWriteAsync(fn)');
     this.#releaseIfOwnerDied(() => this.write());
     try {
       return fn();
@@ -309,11 +328,38 @@ export class RwLock {
 
   /** A snapshot of who holds the lock. For assertions and diagnostics. */
   state(): RwLockState {
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live('RwLock.state()');
     const s = core.glue.rwlock_state(this.address);
     const held = s & StateBit.Write ? 'write' : s & StateBit.Read ? 'read' : 'free';
     return { held, readers: s >>> 3, upgradable: (s & StateBit.Upgradable) !== 0 };
+  }
+
+  /**
+   * Gives the lock's word back to the memory. Refused (a TypeError, nothing
+   * done) while anyone holds it or waits for it, and for a lock already
+   * freed (through this object or another, on any thread). Other threads
+   * must be done with it first; this object's calls throw from then on.
+   *
+   * @example
+   * using table = rt.rwLock(); // freed at the end of the block
+   */
+  free(): void {
+    if (this.#freed) throw new TypeError('parklot: RwLock.free(): this RwLock was freed already');
+    freePrimitive(this.#core, 'RwLock.free()', this.address, Kind.RwLock);
+    this.#freed = true;
+  }
+
+  /** `free()`, for `using table = rt.rwLock()` (TypeScript 5.2+). */
+  [disposeSymbol](): void {
+    this.free();
+  }
+
+  /** The core, if this lock may be used: not closed, not freed. */
+  #live(call: string): Core {
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    if (this.#freed) throw freedError(call, 'RwLock');
+    return core;
   }
 
   #releaseIfOwnerDied(take: () => void): void {
@@ -343,32 +389,27 @@ export class RwLock {
   }
 
   #try(mode: Mode, call: string): boolean {
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live(call);
     return this.#took(core.glue.rwlock_acquire_for(this.address, mode, 0), call);
   }
 
+  /** Takes `mode`, waiting at most `timeout` (a timeout of 0 is a try, allowed everywhere). */
   #take(mode: Mode, timeout: number, call: string, alternative: string): boolean {
-    const core = this.#core;
-    if (!core.canBlock) {
-      // A thread that may not block may still take a free lock.
-      if (this.#try(mode, call)) return true;
-      refuseToBlock(core, call, alternative);
-    }
+    const core = this.#live(call);
+    // Blocking calls throw on a thread that may not block, whether or not they would wait.
+    if (!core.canBlock && timeout !== 0) refuseToBlock(core, call, alternative);
     return this.#took(core.glue.rwlock_acquire_for(this.address, mode, timeout), call);
   }
 
   #release(mode: Mode, call: string): void {
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live(call);
     const code = core.glue.rwlock_release(this.address, mode);
     if (code === Released.HeldByAnother) throw heldByAnotherError(call);
     if (code !== Released.Ok) throw notLockedError(call);
   }
 
   #downgrade(from: Mode, to: Mode, call: string, what: string): void {
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live(call);
     const code = core.glue.rwlock_downgrade(this.address, from, to);
     if (code === Released.HeldByAnother) throw heldByAnotherError(call);
     if (code !== Released.Ok) throw new TypeError(`parklot: ${call}: this thread does not hold ${what} of this lock; take it first`);
@@ -376,8 +417,7 @@ export class RwLock {
 
   async #takeAsync(mode: Mode, timeout: number | undefined, call: string): Promise<boolean> {
     const t = toTimeout(timeout);
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live(call);
     if (this.#try(mode, call)) return true;
     if (t === 0) return false;
     const deadline = t === Infinity ? Infinity : performance.now() + t;

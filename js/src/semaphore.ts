@@ -5,6 +5,8 @@
  */
 import { Core } from './core.js';
 import { closedError } from './errors.js';
+import { disposeSymbol } from './dispose.js';
+import { Kind, freePrimitive, freedError } from './kinds.js';
 import { Acquired, refuseToBlock } from './lock.js';
 import { toTimeout } from './validate.js';
 import { Queue, settle } from './waiters.js';
@@ -24,7 +26,8 @@ export function checkPermits(call: string, n: unknown, min = 1): number {
  * A counting semaphore of one 32-bit word: `acquire(n)` takes n permits,
  * waiting until they are free; `release(n)` returns them. Barging, with the
  * runtime's fairness timer letting waiting threads go first about once a
- * millisecond.
+ * millisecond. On a thread that may not block, `acquire` and `acquireFor`
+ * with a timeout above 0 throw, permits free or not (use `acquireAsync`).
  *
  * @example
  * const slots = rt.semaphore(4);
@@ -37,6 +40,8 @@ export class Semaphore {
   readonly kind = 'parklot.semaphore';
   readonly runtimeId: number;
   readonly #core: Core;
+  /** Set by `free()`: every later call throws. */
+  #freed = false;
 
   /** Not for direct use: semaphores come from `rt.semaphore()` and `rt.semaphoreAt()`. */
   constructor(core: unknown, address: number) {
@@ -53,10 +58,10 @@ export class Semaphore {
 
   /** Takes `n` permits if they are free now; never waits. */
   tryAcquire(n = 1): boolean {
-    return this.#try(checkPermits('Semaphore.tryAcquire()', n));
+    return this.#try(checkPermits('Semaphore.tryAcquire()', n), 'Semaphore.tryAcquire()');
   }
 
-  /** Takes `n` permits, blocking at most `timeout` milliseconds. Returns whether it did. */
+  /** Takes `n` permits, blocking at most `timeout` milliseconds (0 or less: a try). Returns whether it did. */
   acquireFor(n: number, timeout: number): boolean {
     return this.#take(checkPermits('Semaphore.acquireFor()', n), toTimeout(timeout), 'Semaphore.acquireFor()', 'await sem.acquireAsync(n, timeout)');
   }
@@ -69,8 +74,8 @@ export class Semaphore {
   async acquireAsync(n = 1, timeout?: number): Promise<boolean> {
     checkPermits('Semaphore.acquireAsync()', n);
     const t = toTimeout(timeout);
-    const core = this.#core;
-    if (this.#try(n)) return true;
+    const core = this.#live('Semaphore.acquireAsync()');
+    if (this.#try(n, 'Semaphore.acquireAsync()')) return true;
     if (t === 0) return false;
     const deadline = t === Infinity ? Infinity : performance.now() + t;
     const g = core.glue;
@@ -98,8 +103,7 @@ export class Semaphore {
   /** Returns `n` permits (default 1). Throws a RangeError, changing nothing, past MAX_PERMITS free. */
   release(n = 1): void {
     checkPermits('Semaphore.release()', n);
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live('Semaphore.release()');
     if (!core.glue.semaphore_release(this.address, n)) {
       throw new RangeError(`parklot: Semaphore.release(): more than ${MAX_PERMITS} permits would be free; release only what you acquired`);
     }
@@ -107,23 +111,49 @@ export class Semaphore {
 
   /** How many permits are free (a snapshot). */
   available(): number {
-    const core = this.#core;
-    if (core.closed) throw closedError();
+    const core = this.#live('Semaphore.available()');
     return core.glue.semaphore_available(this.address);
   }
 
-  #try(n: number): boolean {
+  /**
+   * Gives the semaphore's word back to the memory. Refused (a TypeError,
+   * nothing done) while a thread or async task waits on it, and for a
+   * semaphore already freed (through this object or another, on any
+   * thread). Other threads must be done with it first; this object's calls
+   * throw from then on.
+   *
+   * @example
+   * using slots = rt.semaphore(4); // freed at the end of the block
+   */
+  free(): void {
+    if (this.#freed) throw new TypeError('parklot: Semaphore.free(): this Semaphore was freed already');
+    freePrimitive(this.#core, 'Semaphore.free()', this.address, Kind.Semaphore);
+    this.#freed = true;
+  }
+
+  /** `free()`, for `using slots = rt.semaphore(n)` (TypeScript 5.2+). */
+  [disposeSymbol](): void {
+    this.free();
+  }
+
+  /** The core, if this semaphore may be used: not closed, not freed. */
+  #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
+    if (this.#freed) throw freedError(call, 'Semaphore');
+    return core;
+  }
+
+  #try(n: number, call: string): boolean {
+    const core = this.#live(call);
     return core.glue.semaphore_acquire_for(this.address, n, 0) === Acquired.Yes;
   }
 
+  /** Takes `n` permits, waiting at most `timeout` (a timeout of 0 is a try, allowed everywhere). */
   #take(n: number, timeout: number, call: string, alternative: string): boolean {
-    const core = this.#core;
-    if (!core.canBlock) {
-      if (this.#try(n)) return true;
-      refuseToBlock(core, call, alternative);
-    }
+    const core = this.#live(call);
+    // Blocking calls throw on a thread that may not block, whether or not they would wait.
+    if (!core.canBlock && timeout !== 0) refuseToBlock(core, call, alternative);
     return core.glue.semaphore_acquire_for(this.address, n, timeout) === Acquired.Yes;
   }
 }

@@ -8,9 +8,10 @@
  * is the worker's `workerData`, in browsers its first message.
  */
 import type { UrlLike } from './host-types.js';
+import { inWebWorker } from './liveness.js';
 import { isNode } from './loader.js';
 import { revive, type Revived } from './revive.js';
-import { Runtime, type AttachOptions } from './runtime.js';
+import { Runtime, type AttachOptions, type WatchableWorker } from './runtime.js';
 
 /** The least a worker has: a Node `worker_threads.Worker` and a browser `Worker` both fit. */
 export interface WorkerLike {
@@ -44,11 +45,6 @@ function nodeWorkerThreads(): Promise<NodeWorkerThreads> {
   return import(/* webpackIgnore: true */ /* @vite-ignore */ WORKER_THREADS) as Promise<NodeWorkerThreads>;
 }
 
-/** What `rt.watch` needs of a Node worker. */
-interface NodeWorkerEvents {
-  readonly threadId: number;
-  once(event: 'exit', listener: () => void): unknown;
-}
 
 function isStart(value: unknown): value is StartMessage {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === START;
@@ -75,17 +71,19 @@ export async function spawnWorker(rt: Runtime, script: UrlLike | string | Worker
     if (typeof script.postMessage !== 'function') {
       throw new TypeError('parklot: spawnWorker(rt, script, data): script must be a URL, a string or a Worker');
     }
-    // A Node Worker made by hand is watched too (browsers need no call),
-    // and gets a life port in its start message (attachWorker keeps it).
-    const node = script as unknown as Partial<NodeWorkerEvents>;
-    const nodeWorker = isNode() && typeof node.threadId === 'number' && node.threadId >= 0 && typeof node.once === 'function';
-    const life = nodeWorker ? rt.lifeChannel() : undefined;
+    // A worker of Node's threads made by hand (a Node Worker, or a Bun Web
+    // Worker: both have a threadId, and their ports close when they end)
+    // gets a life port in its start message (attachWorker keeps it) and is
+    // watched; browsers' and Deno's Web Workers signal through Web Locks.
+    const threadId = (script as { threadId?: unknown }).threadId;
+    const nodeThread = isNode() && typeof threadId === 'number' && threadId >= 0;
+    const life = nodeThread ? rt.lifeChannel() : undefined;
     if (life === undefined) script.postMessage(start);
     else {
       (script.postMessage as (message: unknown, transfer: unknown[]) => void)({ ...start, life: life.port }, [life.port]);
-      life.watch(node.threadId!);
+      life.watch();
     }
-    if (nodeWorker) rt.watch(node as NodeWorkerEvents);
+    if (nodeThread) rt.watch(script as unknown as WatchableWorker);
     return script;
   }
   if (typeof script !== 'string' && !(script instanceof URL)) {
@@ -100,8 +98,8 @@ export async function spawnWorker(rt: Runtime, script: UrlLike | string | Worker
     const transferList = [...((options.transferList as unknown[] | undefined) ?? []), ...(life === undefined ? [] : [life.port])];
     const workerData: StartMessage = life === undefined ? start : { ...start, life: life.port };
     const worker = new Worker(script, { ...options, workerData, transferList });
-    life?.watch(worker.threadId);
-    rt.watch(worker as unknown as NodeWorkerEvents);
+    life?.watch();
+    rt.watch(worker as unknown as WatchableWorker);
     return worker;
   }
   const BrowserWorker = (globalThis as { Worker?: new (url: URL | string, options: object) => WorkerLike }).Worker;
@@ -159,8 +157,9 @@ async function nodeStart(): Promise<StartMessage> {
  * data.lock.withLock(() => { data.counter[0] += 1; });
  */
 export async function attachWorker<T = unknown>(options: AttachOptions = {}): Promise<{ runtime: Runtime; data: Revived<T> }> {
-  const start = isNode() ? await nodeStart() : await browserStart();
-  const runtime = await Runtime.attach(start.handle, options);
-  if (start.life !== undefined) runtime.keepLifePort(start.life);
+  // Deno's Web Workers pass for Node (`process.versions.node`) but get their
+  // start message as a Web Worker does.
+  const start = isNode() && !inWebWorker() ? await nodeStart() : await browserStart();
+  const runtime = await Runtime.attachWithLifePort(start.handle, options, start.life);
   return { runtime, data: revive(runtime, start.data as T) };
 }

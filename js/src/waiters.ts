@@ -124,7 +124,7 @@ export class WaiterPool {
           if (g.semaphore_async_cancel(r.key, r.arg, r.address) !== Acquired.No) g.semaphore_release(r.key, r.arg);
           break;
         case Queue.Barrier:
-          g.barrier_async_abandon(r.key, r.address);
+          g.barrier_async_cancel(r.key, r.address); // this party leaves: the barrier breaks
           break;
         case Queue.Once:
           g.once_wait_async_cancel(r.key, r.address);

@@ -7,8 +7,10 @@
 // that realm's own, as a built-in's would be.
 
 /**
- * Makes `{ wait, notify, waitAsync }` over `native` (the addon) and `host`
- * ({ setTimeout, clearTimeout, now }: the module realm's timers and clock).
+ * Makes `{ wait, notify, waitAsync, waiterCount }` over `native` (the addon)
+ * and `host` ({ setTimeout, clearTimeout, now }: the module realm's timers,
+ * unreferenced, and clock; `engine`: the engine's own `Atomics.wait` and
+ * `Atomics.notify`, captured before any install).
  */
 function makeAtomics(native, host) {
   'use strict';
@@ -20,13 +22,29 @@ function makeAtomics(native, host) {
   const sharedByteLength = getter(SharedArrayBuffer.prototype, 'byteLength');
   const byteLength = getter(ArrayBuffer.prototype, 'byteLength');
   const { apply } = Reflect;
-  const { load } = Atomics;
+  const { load, add } = Atomics;
   const { asIntN, asUintN } = BigInt;
   const { trunc, min, ceil } = Math;
   const RESULTS = ['ok', 'not-equal', 'timed-out'];
-  // Element 0's address per typed array: a SharedArrayBuffer never moves, so
-  // notify needs the addon only to wake (no typed array lookup per call).
-  const addresses = new WeakMap();
+  const { wait: engineWait, notify: engineNotify } = host.engine;
+  // AgentCanSuspend(): whether this thread may block. Node-API does not say,
+  // but the engine's wait does: it throws a TypeError where V8's "Atomics.wait
+  // allowed" flag is off, before it compares (here: not-equal at once).
+  const mayBlock = (() => {
+    try {
+      engineWait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  // Per typed array over a SharedArrayBuffer, once validated: element 0's
+  // address and its kind. Its buffer never moves nor detaches and its kind
+  // never changes, so notify validates it once and needs the addon only to
+  // wake; and only if the addon has a wait queued anywhere (`queued`, a
+  // count read with a read-modify-write: see node/src/queued.rs).
+  const views = new WeakMap();
+  const queued = host.queued;
 
   function isShared(buffer) {
     try {
@@ -106,6 +124,9 @@ function makeAtomics(native, host) {
   const methods = {
     wait(typedArray, index, value, timeout) {
       const { big, i, v, t } = coerce(typedArray, index, value, timeout, 'wait');
+      if (!mayBlock) {
+        throw new TypeError('Atomics.wait cannot be called in this context (this thread may not block); use Atomics.waitAsync');
+      }
       // A first look, as a sequentially consistent read: "not-equal" needs
       // no queue (the addon compares again under the queue's lock).
       if (load(typedArray, i) !== v) return 'not-equal';
@@ -116,7 +137,8 @@ function makeAtomics(native, host) {
     },
 
     notify(typedArray, index, count) {
-      const { big, shared } = validate(typedArray, 'notify');
+      let view = views.get(typedArray);
+      const { big, shared } = view ?? validate(typedArray, 'notify');
       const i = accessIndex(typedArray, index, 'notify');
       let c = Infinity;
       if (count !== undefined) {
@@ -124,12 +146,24 @@ function makeAtomics(native, host) {
         if (c < 0) c = 0;
       }
       if (!shared) return 0;
-      let base = addresses.get(typedArray);
-      if (base === undefined) {
-        base = native.address(typedArray);
-        addresses.set(typedArray, base);
+      if (view === undefined) {
+        view = { base: native.address(typedArray), big, shared };
+        views.set(typedArray, view);
       }
-      return native.notifyAddress(base + i * (big ? 8 : 4), c);
+      // parklot's waiters first, then the engine's own (its Atomics.wait
+      // captured before install(), another realm's, wasm's wait32), up to
+      // `count` in all. The engine's notify cannot see parklot's waiters.
+      const woken =
+        queued !== undefined && add(queued, 0, 0) === 0 ? 0 : native.notifyAddress(view.base + i * (big ? 8 : 4), c);
+      // (A built-in called as a plain function: it reads no `this`.)
+      return woken < c ? woken + engineNotify(typedArray, i, c - woken) : woken;
+    },
+
+    // Waits queued on typedArray[index] now, blocking and async (parklot's
+    // only): V8's %AtomicsNumWaitersForTesting plus its async count.
+    waiterCount(typedArray, index) {
+      validate(typedArray, 'waiterCount');
+      return native.waiterCount(typedArray, accessIndex(typedArray, index, 'waiterCount'));
     },
 
     waitAsync(typedArray, index, value, timeout) {
@@ -141,16 +175,21 @@ function makeAtomics(native, host) {
         resolve = r;
       });
       let timer;
+      // The pending wait keeps its buffer alive (the addon holds `settle`
+      // until it settles): a collected buffer's bytes may be reused by a new
+      // buffer, whose notify must not reach this wait.
+      let buffer = typedArray;
       // Runs on this thread's loop: 0 woken, 1 timed out (2, cancelled, only
       // when the thread is going away, and then never runs).
       const settle = (outcome) => {
+        buffer = undefined;
         if (timer !== undefined) host.clearTimeout(timer);
         resolve(outcome === 0 ? 'ok' : 'timed-out');
       };
-      const handle = big
+      const id = big
         ? native.waitAsync64(typedArray, i, high(v), low(v), settle)
         : native.waitAsync32(typedArray, i, v, settle);
-      if (handle === null) return { async: false, value: 'not-equal' };
+      if (id === 0) return { async: false, value: 'not-equal' };
       if (t !== Infinity) {
         // The loop's timers may fire up to a millisecond early and take at
         // most 2^31-1 ms: re-arm until the deadline has really passed.
@@ -158,7 +197,7 @@ function makeAtomics(native, host) {
         const arm = () => {
           const left = deadline - host.now();
           timer = undefined;
-          if (left <= 0) native.expire(handle);
+          if (left <= 0) native.expire(id);
           else timer = host.setTimeout(arm, min(ceil(left), 0x7fffffff));
         };
         arm();
@@ -166,7 +205,7 @@ function makeAtomics(native, host) {
       return { async: true, value: promise };
     },
   };
-  return { wait: methods.wait, notify: methods.notify, waitAsync: methods.waitAsync };
+  return { wait: methods.wait, notify: methods.notify, waitAsync: methods.waitAsync, waiterCount: methods.waiterCount };
 }
 
 module.exports = { makeAtomics };

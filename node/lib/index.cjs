@@ -7,10 +7,26 @@ const { performance } = require('node:perf_hooks');
 const native = require('./parklot.node');
 const { makeAtomics } = require('./atomics.cjs');
 
+// The engine's own wait and notify, captured before install() replaces them
+// (a module is loaded once per thread).
+const engine = { wait: Atomics.wait, notify: Atomics.notify };
+
 const host = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  // Unreferenced: a pending waitAsync, timed or not, does not keep the loop
+  // alive, as with the engine's own (Node 20, 22 and 24 alike).
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (timer) => clearTimeout(timer),
   now: () => performance.now(),
+  engine,
+  // The addon's count of queued waits, process-wide (undefined where an
+  // external ArrayBuffer cannot be made: notify then always asks the addon).
+  queued: (() => {
+    try {
+      return new Int32Array(native.queuedCounter());
+    } catch {
+      return undefined;
+    }
+  })(),
 };
 
 const own = makeAtomics(native, host);
@@ -39,5 +55,6 @@ module.exports = {
   wait: own.wait,
   notify: own.notify,
   waitAsync: own.waitAsync,
+  waiterCount: own.waiterCount,
   install,
 };

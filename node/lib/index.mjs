@@ -3,5 +3,5 @@ import { createRequire } from 'node:module';
 
 const atomics = createRequire(import.meta.url)('./index.cjs');
 
-export const { wait, notify, waitAsync, install } = atomics;
+export const { wait, notify, waitAsync, waiterCount, install } = atomics;
 export default atomics;

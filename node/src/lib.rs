@@ -9,18 +9,17 @@
 //!
 //! - `view`: a typed array element's address, the waiters' key;
 //! - `blocking`: the blocking wait, which a stopping worker interrupts;
-//! - `event_loop`: settling a `waitAsync` promise on its thread's loop.
+//! - `event_loop`: settling a `waitAsync` promise on its thread's loop;
+//! - `queued`: the count of queued waits that lets `notify` skip the addon.
 
 mod blocking;
-pub mod event_loop;
+mod event_loop;
+mod queued;
 mod view;
 
-use event_loop::Pending;
-use napi::bindgen_prelude::External;
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
 use parklot::futex::{self, NOTIFY_ALL};
-use std::sync::Arc;
 use std::time::Duration;
 use view::{element, Element};
 
@@ -43,9 +42,12 @@ fn wait_code(r: futex::WaitResult) -> u32 {
 #[napi(js_name = "wait32")]
 pub fn wait32(env: Env, view: Unknown, index: f64, value: i32, timeout_ms: f64) -> Result<u32> {
     match element(&env, &view, index)? {
-        Element::I32(a) => Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
-            futex::wait32_with_waker(a, value, w)
-        }))),
+        Element::I32(a) => {
+            let _counted = queued::Counted::new();
+            Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
+                futex::wait32_with_waker(a, value, w)
+            })))
+        }
         Element::I64(_) => Err(wrong_kind()),
     }
 }
@@ -60,12 +62,14 @@ pub fn wait64(
     low: u32,
     timeout_ms: f64,
 ) -> Result<u32> {
+    let value = join(high, low);
     match element(&env, &view, index)? {
-        Element::I64(a) => Ok(wait_code(futex::wait64(
-            a,
-            join(high, low),
-            timeout(timeout_ms),
-        ))),
+        Element::I64(a) => {
+            let _counted = queued::Counted::new();
+            Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
+                futex::wait64_with_waker(a, value, w)
+            })))
+        }
         Element::I32(_) => Err(wrong_kind()),
     }
 }
@@ -91,13 +95,24 @@ pub fn notify_address(address: f64, count: f64) -> f64 {
     futex::notify_address(address as usize, count) as f64
 }
 
-/// A pending `waitAsync`, for [`expire`].
-pub type AsyncHandle = External<Arc<Pending>>;
+/// An `ArrayBuffer` over the process-wide count of this addon's queued
+/// waits, for the JS `notify` (see `queued`).
+#[napi(js_name = "queuedCounter")]
+pub fn queued_counter(env: &Env) -> Result<Unknown<'_>> {
+    queued::counter_buffer(env)
+}
 
-/// Queues an asynchronous wait on element `index` of an Int32Array, or
-/// returns `null` ("not-equal"). `settle(outcome)` runs once on this thread's
-/// loop: 0 woken ("ok"), 1 expired ("timed-out"), 2 cancelled (the thread is
-/// going away).
+/// How many waits, blocking and async, of any thread, are queued on element
+/// `index` of `view` right now (for tests).
+#[napi(js_name = "waiterCount")]
+pub fn waiter_count(env: Env, view: Unknown, index: f64) -> Result<f64> {
+    let address = element(&env, &view, index)?.address();
+    Ok(futex::waiter_count(address as *const u8) as f64)
+}
+
+/// Queues an asynchronous wait on element `index` of an Int32Array and
+/// returns its id, or 0 ("not-equal"). `settle(outcome)` runs once on this
+/// thread's loop: 0 woken ("ok"), 1 expired ("timed-out"), 2 cancelled.
 #[napi(js_name = "waitAsync32")]
 pub fn wait_async32(
     env: Env,
@@ -105,9 +120,11 @@ pub fn wait_async32(
     index: f64,
     value: i32,
     settle: Unknown,
-) -> Result<Option<AsyncHandle>> {
+) -> Result<u32> {
     match element(&env, &view, index)? {
-        Element::I32(a) => queue(&env, &settle, |w| futex::wait32_with_waker(a, value, w)),
+        Element::I32(a) => event_loop::queue(&env, settle.raw(), |w| {
+            futex::wait32_with_waker(a, value, w)
+        }),
         Element::I64(_) => Err(wrong_kind()),
     }
 }
@@ -121,39 +138,21 @@ pub fn wait_async64(
     high: i32,
     low: u32,
     settle: Unknown,
-) -> Result<Option<AsyncHandle>> {
+) -> Result<u32> {
     let value = join(high, low);
     match element(&env, &view, index)? {
-        Element::I64(a) => queue(&env, &settle, |w| futex::wait64_with_waker(a, value, w)),
+        Element::I64(a) => event_loop::queue(&env, settle.raw(), |w| {
+            futex::wait64_with_waker(a, value, w)
+        }),
         Element::I32(_) => Err(wrong_kind()),
     }
 }
 
-/// The JS timer of a pending `waitAsync` fired: ends it as timed out unless
-/// it already ended. Returns whether it did.
+/// The JS timer of pending `waitAsync` `id` (of this thread) fired: ends it
+/// as timed out unless it already ended. Returns whether it did.
 #[napi(js_name = "expire")]
-pub fn expire(handle: &AsyncHandle) -> bool {
-    handle.expire()
-}
-
-/// Queues a wait with a waker that settles on this thread's loop. (The JS
-/// wrapper has already answered a "not-equal" it could see.)
-fn queue(
-    env: &Env,
-    settle: &Unknown,
-    wait: impl FnOnce(parklot::parking_lot::Waker) -> Option<parklot::parking_lot::WakerWait>,
-) -> Result<Option<AsyncHandle>> {
-    let pending = Pending::new(env, settle.raw())?;
-    match wait(pending.waker()) {
-        Some(w) => {
-            pending.set_wait(w);
-            Ok(Some(External::new(pending)))
-        }
-        None => {
-            pending.abandon();
-            Ok(None)
-        }
-    }
+pub fn expire(id: u32) -> bool {
+    event_loop::expire(id)
 }
 
 fn wrong_kind() -> Error {

@@ -23,6 +23,7 @@
 #ifndef PARKLOT_H
 #define PARKLOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -41,6 +42,15 @@ extern "C" {
 /** parklot_once found the once poisoned: a Rust closure sharing it panicked
  *  (C alone never poisons one); the function did not run. */
 #define PARKLOT_EPOISONED (-4)
+/** A barrier wait failed: the barrier is broken. A party gave up (its timed
+ *  wait expired, its async wait was cancelled, its thread was reaped while it
+ *  waited), or parklot_barrier_reset ran while this one waited. Every wait
+ *  fails with it at once until parklot_barrier_reset. */
+#define PARKLOT_BARRIER_BROKEN (-5)
+/** A barrier wait gave up (its timeout passed, or it was cancelled) before
+ *  the barrier opened, and broke it: the other parties get
+ *  PARKLOT_BARRIER_BROKEN. */
+#define PARKLOT_BARRIER_TIMED_OUT (-6)
 
 /* Results of parklot_wait32 / parklot_wait64 (Atomics.wait's three strings). */
 
@@ -50,6 +60,9 @@ extern "C" {
 #define PARKLOT_WAIT_NOT_EQUAL 1
 /** "timed-out": the timeout passed before any notify. */
 #define PARKLOT_WAIT_TIMED_OUT 2
+/** Ended by parklot_cancel_range or parklot_thread_interrupt (no JS string:
+ *  the embedder decides what its caller sees). */
+#define PARKLOT_WAIT_CANCELLED 3
 
 /** parklot_notify's `count` meaning "every waiter". */
 #define PARKLOT_NOTIFY_ALL UINT64_MAX
@@ -200,6 +213,37 @@ int32_t parklot_async_wait_cancel(parklot_async_wait_t *wait);
  *  calls its waker). NULL is ignored. */
 void parklot_async_wait_release(parklot_async_wait_t *wait);
 
+/* ---- embedding: buffers and threads that go away, waiter counts -------- */
+
+/** Cancels every wait, blocking or async, of any thread, on an address in
+ *  [start, start + len): what an engine calls when it frees a buffer or tears
+ *  down a realm, so that a later buffer at the same address never meets its
+ *  waiters. A blocking wait returns PARKLOT_WAIT_CANCELLED; an async wait's
+ *  waker runs with PARKLOT_ASYNC_CANCELLED (on this thread, before this
+ *  returns). Races with notify, expire and cancel: each wait ends once. For
+ *  memory holding Atomics words only (not parklot locks or conditions).
+ *  Memory is never read. Returns how many waits it cancelled. */
+size_t parklot_cancel_range(const void *start, size_t len);
+
+/** How many waits (blocking and async) are queued on `addr` right now: a
+ *  snapshot, for tests and diagnostics. */
+size_t parklot_waiter_count(const void *addr);
+
+/** A thread, for parklot_thread_interrupt. */
+typedef struct parklot_thread parklot_thread_t;
+
+/** The calling thread's handle (NULL while its thread-locals are torn down).
+ *  A thread that has exited may have its handle reused by a new thread. */
+parklot_thread_t *parklot_thread_self(void);
+
+/** Interrupts `thread`'s parklot_wait32/parklot_wait64 if it is queued in
+ *  one now (never a lock's or a condition's wait): that call returns
+ *  PARKLOT_WAIT_CANCELLED. Returns 1 if it did, 0 if the thread was not
+ *  waiting, PARKLOT_EINVAL for NULL. A thread about to wait is not queued
+ *  yet: an engine's terminate sets its own stop flag (checked before each
+ *  wait), then calls this until the thread has left. */
+int32_t parklot_thread_interrupt(parklot_thread_t *thread);
+
 /* ---- reader-writer lock, semaphore, barrier, once --------------------- */
 
 /** A reader-writer lock in one 32-bit word (see the Rust docs of RawRwLock
@@ -320,8 +364,22 @@ int64_t parklot_semaphore_available(const parklot_semaphore_t *sem);
 int32_t parklot_barrier_init(parklot_barrier_t *barrier, uint32_t parties);
 
 /** Waits until `parties` threads wait. Returns 1 in exactly one of them (the
- *  leader, whose arrival opened it), 0 in the others, or PARKLOT_EINVAL. */
+ *  leader, whose arrival opened it), 0 in the others, PARKLOT_BARRIER_BROKEN
+ *  or PARKLOT_EINVAL. A thread that arrives while the barrier opens counts
+ *  toward the next opening. The barrier must outlive every wait at it. */
 int32_t parklot_barrier_wait(parklot_barrier_t *barrier);
+
+/** parklot_barrier_wait, waiting at most timeout_ns (negative: forever).
+ *  Also returns PARKLOT_BARRIER_TIMED_OUT: the timeout passed first, and the
+ *  barrier is now broken for the others (as Java's CyclicBarrier). */
+int32_t parklot_barrier_wait_for(parklot_barrier_t *barrier, int64_t timeout_ns);
+
+/** Starts the barrier over, not broken and with nobody arrived; threads
+ *  waiting at it now get PARKLOT_BARRIER_BROKEN. Returns 0 or PARKLOT_EINVAL. */
+int32_t parklot_barrier_reset(parklot_barrier_t *barrier);
+
+/** 1 if the barrier is broken, 0 if not, PARKLOT_EINVAL. */
+int32_t parklot_barrier_is_broken(const parklot_barrier_t *barrier);
 
 /** Calls f(context) unless a call through `once` completed; a thread that
  *  finds one running waits for it. f must return normally (a C function
@@ -357,9 +415,9 @@ int32_t parklot_once_done(const parklot_once_t *once);
 /** A record that waits instead of a thread. */
 typedef struct parklot_async_waiter parklot_async_waiter_t;
 
-/** parklot_barrier_wait_async_begin: the record is queued. */
+/** parklot_barrier_wait_async_begin, _resume: the record is queued. */
 #define PARKLOT_BARRIER_QUEUED 0
-/** parklot_barrier_wait_async_begin: the barrier opened meanwhile (through, not the leader). */
+/** parklot_barrier_wait_async_resume, _cancel: the barrier opened (through, not the leader). */
 #define PARKLOT_BARRIER_PASSED 1
 /** parklot_barrier_wait_async_begin: this arrival opened the barrier (the leader). */
 #define PARKLOT_BARRIER_LEADER 2
@@ -436,16 +494,18 @@ int32_t parklot_semaphore_acquire_async_resume(parklot_semaphore_t *sem, uint32_
 int32_t parklot_semaphore_acquire_async_cancel(parklot_semaphore_t *sem, uint32_t n,
                                                parklot_async_waiter_t *waiter);
 
-/** Barrier, step 1: arrives. Returns PARKLOT_BARRIER_LEADER,
- *  PARKLOT_BARRIER_PASSED, PARKLOT_BARRIER_QUEUED (the record keeps the
- *  barrier's generation for resume) or PARKLOT_EINVAL. */
+/** Barrier, step 1: arrives. Returns PARKLOT_BARRIER_LEADER (this arrival
+ *  opened it), PARKLOT_BARRIER_QUEUED, PARKLOT_BARRIER_BROKEN or
+ *  PARKLOT_EINVAL. */
 int32_t parklot_barrier_wait_async_begin(parklot_barrier_t *barrier, parklot_async_waiter_t *waiter);
-/** Barrier, step 2: 1 passed (not the leader), 0 queued again, PARKLOT_EINVAL. */
+/** Barrier, step 2: PARKLOT_BARRIER_PASSED, PARKLOT_BARRIER_QUEUED (not woken
+ *  yet: wait for the word again), PARKLOT_BARRIER_BROKEN, PARKLOT_EINVAL. */
 int32_t parklot_barrier_wait_async_resume(parklot_barrier_t *barrier, parklot_async_waiter_t *waiter);
-/** Barrier, giving up: stops waiting, but the arrival still counts (it
- *  cannot be taken back). Returns 0 or PARKLOT_EINVAL. */
-int32_t parklot_barrier_wait_async_abandon(parklot_barrier_t *barrier,
-                                           parklot_async_waiter_t *waiter);
+/** Barrier, giving up (a timeout): the party leaves, which breaks the
+ *  barrier. Returns PARKLOT_BARRIER_TIMED_OUT, or what ended the wait first:
+ *  PARKLOT_BARRIER_PASSED or PARKLOT_BARRIER_BROKEN; or PARKLOT_EINVAL. */
+int32_t parklot_barrier_wait_async_cancel(parklot_barrier_t *barrier,
+                                          parklot_async_waiter_t *waiter);
 
 /** Waits for a call through `once` that another thread is making, step 1:
  *  1 none runs now (call parklot_once, which returns at once if it

@@ -16,6 +16,10 @@ pub const PARKLOT_ENOTLOCKED: i32 = -2;
 pub const PARKLOT_EOWNERDEAD: i32 = -3;
 /// `parklot_once` on a `Once` whose closure panicked (in Rust code sharing it).
 pub const PARKLOT_EPOISONED: i32 = -4;
+/// A barrier wait failed: the barrier is broken ([`BarrierError::Broken`]).
+pub const PARKLOT_BARRIER_BROKEN: i32 = -5;
+/// A barrier wait gave up first and broke the barrier ([`BarrierError::TimedOut`]).
+pub const PARKLOT_BARRIER_TIMED_OUT: i32 = -6;
 
 fn timeout_from_ns(timeout_ns: i64) -> Option<Duration> {
     // Negative: wait forever, as a C caller would pass -1.
@@ -226,7 +230,7 @@ pub extern "C" fn parklot_notify(addr: *const core::ffi::c_void, count: u64) -> 
 
 // ----- RwLock, Semaphore, Barrier, Once -----
 
-use crate::{Barrier, Once, RawRwLock, RwLockPolicy, Semaphore};
+use crate::{Barrier, BarrierError, BarrierWaitResult, Once, RawRwLock, RwLockPolicy, Semaphore};
 
 /// A 4-byte-aligned, non-null pointer as a reference, or `None`.
 ///
@@ -612,14 +616,65 @@ pub unsafe extern "C" fn parklot_barrier_init(barrier: *mut Barrier, parties: u3
 }
 
 /// Waits until `parties` threads wait. Returns 1 for the one thread that
-/// opened the barrier (the leader), 0 for the others, `PARKLOT_EINVAL`.
+/// opened the barrier (the leader), 0 for the others,
+/// `PARKLOT_BARRIER_BROKEN`, `PARKLOT_EINVAL`.
 ///
 /// # Safety
-/// `barrier` is null, misaligned, or points at a live, initialised `parklot_barrier_t`.
+/// `barrier` is null, misaligned, or points at a live, initialised
+/// `parklot_barrier_t`, which outlives every wait at it.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_barrier_wait(barrier: *const Barrier) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(barrier) }.map_or(PARKLOT_EINVAL, |b| b.wait().is_leader() as i32)
+    unsafe { aligned_ref(barrier) }.map_or(PARKLOT_EINVAL, |b| barrier_code(b.wait_checked()))
+}
+
+/// `parklot_barrier_wait`, waiting at most `timeout_ns` (negative: forever):
+/// also `PARKLOT_BARRIER_TIMED_OUT` (this wait broke the barrier).
+///
+/// # Safety
+/// As for `parklot_barrier_wait`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_barrier_wait_for(barrier: *const Barrier, timeout_ns: i64) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(barrier) }.map_or(PARKLOT_EINVAL, |b| {
+        barrier_code(match timeout_from_ns(timeout_ns) {
+            Some(timeout) => b.wait_for(timeout),
+            None => b.wait_checked(),
+        })
+    })
+}
+
+/// Mends a broken barrier: nobody has arrived, and the threads waiting at it
+/// now fail with `PARKLOT_BARRIER_BROKEN`. Returns 0 or `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_barrier_wait`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_barrier_reset(barrier: *const Barrier) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(barrier) }.map_or(PARKLOT_EINVAL, |b| {
+        b.reset();
+        0
+    })
+}
+
+/// 1 if the barrier is broken, 0 if not, `PARKLOT_EINVAL`.
+///
+/// # Safety
+/// As for `parklot_barrier_wait`.
+#[no_mangle]
+pub unsafe extern "C" fn parklot_barrier_is_broken(barrier: *const Barrier) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(barrier) }.map_or(PARKLOT_EINVAL, |b| b.is_broken() as i32)
+}
+
+/// A barrier wait's outcome as C reads it: 1 leader, 0 passed, or an error.
+pub(crate) fn barrier_code(r: Result<BarrierWaitResult, BarrierError>) -> i32 {
+    match r {
+        Ok(r) => r.is_leader() as i32,
+        Err(BarrierError::Broken) => PARKLOT_BARRIER_BROKEN,
+        Err(BarrierError::TimedOut) => PARKLOT_BARRIER_TIMED_OUT,
+    }
 }
 
 /// Calls `f(context)` if no call through this `once` has completed, waiting

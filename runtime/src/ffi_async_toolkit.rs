@@ -5,23 +5,21 @@
 //! then resumes. Each function is one step of a primitive's `*_async_*`
 //! method, with the pointers checked first.
 
-use crate::ffi::{aligned_ref, PARKLOT_EINVAL, PARKLOT_ENOTLOCKED};
+use crate::ffi::{aligned_ref, barrier_code, PARKLOT_EINVAL, PARKLOT_ENOTLOCKED};
 use crate::parking_lot::AsyncWaiter;
-use crate::{Barrier, Lock, Once, RawRwLock, Semaphore};
-use std::sync::atomic::{AtomicU32, Ordering};
+use crate::{Barrier, BarrierError, BarrierWaitResult, Lock, Once, RawRwLock, Semaphore};
 
-/// `parklot_async_waiter_t`: the record, and the barrier generation its
-/// current barrier wait is for (so that C need not carry it).
+/// `parklot_async_waiter_t`: the record.
 pub struct CAsyncWaiter {
     record: AsyncWaiter,
-    generation: AtomicU32,
 }
 
-/// `parklot_barrier_wait_async_begin`: queued (wait on the word, then resume).
+/// `parklot_barrier_wait_async_begin` and `_resume`: queued (wait on the
+/// word, then resume).
 pub const PARKLOT_BARRIER_QUEUED: i32 = 0;
-/// ... passed: the barrier opened meanwhile (not the leader).
+/// `parklot_barrier_wait_async_resume` and `_cancel`: passed (not the leader).
 pub const PARKLOT_BARRIER_PASSED: i32 = 1;
-/// ... passed as the leader: this arrival opened it.
+/// `parklot_barrier_wait_async_begin`: passed as the leader: this arrival opened it.
 pub const PARKLOT_BARRIER_LEADER: i32 = 2;
 
 impl CAsyncWaiter {
@@ -42,7 +40,6 @@ pub extern "C" fn parklot_async_waiter_new() -> *mut CAsyncWaiter {
     if !p.is_null() {
         let w = CAsyncWaiter {
             record: AsyncWaiter::new(),
-            generation: AtomicU32::new(0),
         };
         // SAFETY: freshly allocated for this layout.
         unsafe { p.write(w) };
@@ -316,11 +313,12 @@ pub unsafe extern "C" fn parklot_semaphore_acquire_async_cancel(
 }
 
 /// Asynchronous barrier wait, step 1: arrives, and returns
-/// `PARKLOT_BARRIER_LEADER`, `PARKLOT_BARRIER_PASSED`, `PARKLOT_BARRIER_QUEUED`
-/// (the generation is kept in `waiter`) or `PARKLOT_EINVAL`.
+/// `PARKLOT_BARRIER_LEADER` (this arrival opened it), `PARKLOT_BARRIER_QUEUED`,
+/// `PARKLOT_BARRIER_BROKEN` or `PARKLOT_EINVAL`.
 ///
 /// # Safety
-/// As for `parklot_rwlock_read_async_begin`, for a barrier.
+/// As for `parklot_rwlock_read_async_begin`, for a barrier, which outlives
+/// the wait.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_barrier_wait_async_begin(
     barrier: *const Barrier,
@@ -330,19 +328,15 @@ pub unsafe extern "C" fn parklot_barrier_wait_async_begin(
     match unsafe { both(barrier, waiter) } {
         // SAFETY: not queued (checked); it stays put (the caller's contract).
         Some((b, w)) if w.is_idle() => match unsafe { b.wait_async_begin(&w.record) } {
-            Ok(true) => PARKLOT_BARRIER_LEADER,
-            Ok(false) => PARKLOT_BARRIER_PASSED,
-            Err(generation) => {
-                // Read back only by this waiter's owner, who stored it.
-                w.generation.store(generation, Ordering::Relaxed);
-                PARKLOT_BARRIER_QUEUED
-            }
+            Some(r) => async_barrier_code(r),
+            None => PARKLOT_BARRIER_QUEUED,
         },
         _ => PARKLOT_EINVAL,
     }
 }
 
-/// Step 2: 1 passed (not the leader), 0 queued again, `PARKLOT_EINVAL`.
+/// Step 2: `PARKLOT_BARRIER_PASSED` (not the leader), `PARKLOT_BARRIER_QUEUED`
+/// (still queued: wait for the word), `PARKLOT_BARRIER_BROKEN`, `PARKLOT_EINVAL`.
 ///
 /// # Safety
 /// As for step 1, and `waiter` was queued by it on `barrier`.
@@ -353,27 +347,37 @@ pub unsafe extern "C" fn parklot_barrier_wait_async_resume(
 ) -> i32 {
     // SAFETY: forwarded from the caller.
     unsafe { both(barrier, waiter) }.map_or(PARKLOT_EINVAL, |(b, w)| {
-        let generation = w.generation.load(Ordering::Relaxed);
-        // SAFETY: queued by step 1 for that generation (the caller's contract).
-        unsafe { b.wait_async_resume(generation, &w.record) as i32 }
+        // SAFETY: queued by step 1 (the caller's contract).
+        unsafe { b.wait_async_resume(&w.record) }.map_or(PARKLOT_BARRIER_QUEUED, async_barrier_code)
     })
 }
 
-/// Stops watching (the arrival still counts): 0 or `PARKLOT_EINVAL`.
+/// Gives up, which breaks the barrier for the others: `PARKLOT_BARRIER_TIMED_OUT`,
+/// or what ended the wait first: `PARKLOT_BARRIER_PASSED`,
+/// `PARKLOT_BARRIER_BROKEN`; or `PARKLOT_EINVAL`.
 ///
 /// # Safety
 /// As for step 2, and the wait has not ended.
 #[no_mangle]
-pub unsafe extern "C" fn parklot_barrier_wait_async_abandon(
+pub unsafe extern "C" fn parklot_barrier_wait_async_cancel(
     barrier: *const Barrier,
     waiter: *const CAsyncWaiter,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
     unsafe { both(barrier, waiter) }.map_or(PARKLOT_EINVAL, |(b, w)| {
         // SAFETY: the caller's contract.
-        unsafe { b.wait_async_abandon(&w.record) };
-        0
+        async_barrier_code(unsafe { b.wait_async_cancel(&w.record) })
     })
+}
+
+/// An async barrier wait's outcome as C reads it: `PARKLOT_BARRIER_LEADER`,
+/// `PARKLOT_BARRIER_PASSED`, or an error.
+fn async_barrier_code(r: Result<BarrierWaitResult, BarrierError>) -> i32 {
+    match r {
+        Ok(r) if r.is_leader() => PARKLOT_BARRIER_LEADER,
+        Ok(_) => PARKLOT_BARRIER_PASSED,
+        Err(_) => barrier_code(r),
+    }
 }
 
 /// `Once::wait_async_begin` as "took nothing" (1 no run in progress) or queued (0).
@@ -473,11 +477,17 @@ mod tests {
                 parklot_barrier_wait_async_begin(&barrier, w),
                 PARKLOT_BARRIER_QUEUED
             );
-            assert_eq!(parklot_barrier_wait_async_resume(&barrier, w), 0);
+            assert_eq!(
+                parklot_barrier_wait_async_resume(&barrier, w),
+                PARKLOT_BARRIER_QUEUED
+            );
             std::thread::scope(|s| {
                 s.spawn(|| assert!(barrier.wait().is_leader()));
             });
-            assert_eq!(parklot_barrier_wait_async_resume(&barrier, w), 1);
+            assert_eq!(
+                parklot_barrier_wait_async_resume(&barrier, w),
+                PARKLOT_BARRIER_PASSED
+            );
             assert_eq!(parklot_async_waiter_free(w), 0);
         }
     }

@@ -50,6 +50,9 @@ pub enum WaitResult {
     NotEqual = 1,
     /// The timeout passed first: `"timed-out"`.
     TimedOut = 2,
+    /// Ended by [`cancel_range`] (its buffer freed) or by an interrupt: no
+    /// `Atomics.wait` string; the embedder decides what the caller sees.
+    Cancelled = 3,
 }
 
 impl WaitResult {
@@ -59,6 +62,7 @@ impl WaitResult {
             WaitResult::Ok => "ok",
             WaitResult::NotEqual => "not-equal",
             WaitResult::TimedOut => "timed-out",
+            WaitResult::Cancelled => "cancelled",
         }
     }
 }
@@ -130,6 +134,36 @@ pub fn notify_address(address: usize, count: usize) -> usize {
     parking_lot::unpark_count(address, count)
 }
 
+/// Cancels every wait (blocking or async, any thread) on an address in
+/// `start..start + len`: what an engine calls when it frees a buffer or tears
+/// down a realm, so that no later buffer at the same address meets its
+/// waiters. A blocking wait returns [`WaitResult::Cancelled`], a waker's wait
+/// calls back with [`WaitOutcome::Cancelled`]. Returns how many it cancelled.
+/// For futex words only (see [`parking_lot::cancel_range`]).
+///
+/// ```
+/// use parklot::futex::{cancel_range, wait32_with_waker, waiter_count};
+/// use parklot::parking_lot::WaitOutcome;
+/// use std::sync::atomic::AtomicI32;
+///
+/// let buffer = [AtomicI32::new(0), AtomicI32::new(0)];
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let _w = wait32_with_waker(&buffer[1], 0, Box::new(move |o| tx.send(o).unwrap()));
+/// assert_eq!(waiter_count(&buffer[1] as *const AtomicI32 as *const u8), 1);
+/// assert_eq!(cancel_range(buffer.as_ptr().cast(), 8), 1);
+/// assert_eq!(rx.recv().unwrap(), WaitOutcome::Cancelled);
+/// ```
+pub fn cancel_range(start: *const u8, len: usize) -> usize {
+    parking_lot::cancel_range(start as usize, len)
+}
+
+/// How many waits, blocking and async, are queued on `address` now (a
+/// snapshot for tests: V8's `%AtomicsNumWaitersForTesting` plus its async
+/// count).
+pub fn waiter_count(address: *const u8) -> usize {
+    parking_lot::parked_count(address as usize)
+}
+
 /// Asynchronous `wait32`, for threads that may not block (the core of
 /// `Atomics.waitAsync`): queues `waiter` if `*atomic == expected` (compared
 /// under the queue lock) and returns `true`; returns `false` ("not-equal")
@@ -164,6 +198,7 @@ pub unsafe fn wait64_async_begin(atomic: &AtomicI64, expected: i64, waiter: &Asy
 pub unsafe fn wait_async_cancel(address: usize, waiter: &AsyncWaiter) -> WaitResult {
     // SAFETY: forwarded; the callback does nothing.
     match unsafe { parking_lot::cancel_async(address, waiter, |_, _| {}) } {
+        ParkResult::Unparked(parking_lot::CANCELLED_TOKEN) => WaitResult::Cancelled,
         ParkResult::Unparked(_) => WaitResult::Ok,
         ParkResult::Invalid | ParkResult::TimedOut => WaitResult::TimedOut,
     }
@@ -213,6 +248,7 @@ fn wait_keyed(key: usize, equal: impl FnOnce() -> bool, deadline: Option<Instant
         parking_lot::park_owing_spinning(key, equal, || {}, |_, _| {}, deadline, Owed::NOTHING)
     };
     match parked {
+        ParkResult::Unparked(parking_lot::CANCELLED_TOKEN) => WaitResult::Cancelled,
         ParkResult::Unparked(_) => WaitResult::Ok,
         ParkResult::Invalid => WaitResult::NotEqual,
         ParkResult::TimedOut => WaitResult::TimedOut,

@@ -6,6 +6,8 @@
 //! - [`Condition`] (one byte): no spurious wakeups; notify with nobody waiting is a load.
 //! - [`WordLock`]: a pointer-sized lock that needs no ParkingLot (it guards the buckets).
 //! - [`futex`]: `wait32`/`wait64`/`notify` with the semantics of `Atomics.wait`/`Atomics.notify`.
+//! - [`heap`]: a lock-free allocator a thread may abandon mid-call (the wasm module's).
+//! - [`critical`]: which internal section a thread is inside, and the poison a death there sets.
 //!
 //! Layers, bottom up: `sys` (parker, clock), `word_lock`, `parking_lot`, then
 //! the primitives. Only `sys` knows the target; under `--cfg loom` only `sync`
@@ -43,7 +45,9 @@
 mod blocking;
 pub mod clock;
 mod condition;
+pub mod critical;
 pub mod futex;
+pub mod heap;
 mod lock;
 pub mod parking_lot;
 // The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
@@ -69,6 +73,9 @@ mod ffi_async_toolkit;
 // The C ABI's process-wide tuning knobs.
 #[cfg(not(loom))]
 mod ffi_tuning;
+// The C ABI of what an engine calls when a buffer or a thread goes away.
+#[cfg(not(loom))]
+mod ffi_embedding;
 
 pub use blocking::{set_thread_may_block, thread_may_block};
 pub use clock::Instant;
@@ -85,7 +92,7 @@ pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use sys::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
 pub use word_lock::WordLock;
 // The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
-pub use barrier::{Barrier, BarrierWaitResult, MAX_PARTIES};
+pub use barrier::{Barrier, BarrierError, BarrierWaitResult, MAX_PARTIES};
 #[cfg(not(loom))]
 pub use condition::WaitTimeoutResult;
 #[cfg(not(loom))]

@@ -151,6 +151,9 @@ impl WordLock {
     fn lock_slow(&self) {
         let mut spins = 0;
         loop {
+            // A holder that died inside a runtime's section never unlocks:
+            // once it is reaped (the runtime poisoned), waiters leave.
+            crate::critical::abandon_if_poisoned();
             let state = self.state.load(Ordering::Relaxed);
             if flags(state) & LOCKED == 0 {
                 if self
@@ -226,6 +229,8 @@ impl WordLock {
     #[cold]
     fn unlock_slow(&self) {
         loop {
+            // The queue may be locked by a thread that died (see lock_slow).
+            crate::critical::abandon_if_poisoned();
             let state = self.state.load(Ordering::Relaxed);
             assert!(
                 flags(state) & LOCKED != 0,

@@ -426,6 +426,55 @@ fn waker_wait_wake_against_timeout() {
     waker_wait_against_notify(true);
 }
 
+/// `cancel_range` against a notify on a waker-record wait: exactly one ends
+/// it, the waker runs once with that outcome, and each counts only its own.
+#[test]
+fn cancel_range_against_notify_agree_on_who_won() {
+    use loom::sync::atomic::AtomicUsize;
+    use parklot::parking_lot::WaitOutcome;
+    model(|| {
+        let word = Arc::new(AtomicI32::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let cancelled_by_waker = Arc::new(AtomicBool::new(false));
+        let (c, w) = (calls.clone(), cancelled_by_waker.clone());
+        let _wait = futex::wait32_with_waker(
+            &word,
+            0,
+            Box::new(move |outcome| {
+                c.fetch_add(1, Ordering::Relaxed);
+                w.store(outcome == WaitOutcome::Cancelled, Ordering::Relaxed);
+            }),
+        )
+        .expect("queued");
+        let w2 = word.clone();
+        let notifier = thread::spawn(move || futex::notify(&*w2, 1));
+        let cancelled = futex::cancel_range(Arc::as_ptr(&word).cast(), 4);
+        let counted = notifier.join().unwrap();
+        assert_eq!(cancelled + counted, 1, "exactly one ends the wait");
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "the waker runs once");
+        assert_eq!(cancelled_by_waker.load(Ordering::Relaxed), cancelled == 1);
+    });
+}
+
+/// `cancel_range` against a thread that is parking (and growing the table):
+/// the wait ends cancelled if and only if the cancel counted it; otherwise a
+/// later store and notify still reach it.
+#[test]
+fn cancel_range_against_a_parking_thread() {
+    model(|| {
+        let word = Arc::new(AtomicI32::new(0));
+        let w2 = word.clone();
+        let waiter = thread::spawn(move || futex::wait32(&w2, 0, None));
+        let cancelled = futex::cancel_range(Arc::as_ptr(&word).cast(), 4);
+        if cancelled == 0 {
+            word.store(1, Ordering::SeqCst);
+            futex::notify(&*word, 1);
+        }
+        let r = waiter.join().unwrap();
+        assert_eq!(r == WaitResult::Cancelled, cancelled == 1, "{r:?}");
+    });
+}
+
 // ----- RwLock and the rest of the toolkit -----
 
 mod rwlock {
@@ -811,6 +860,241 @@ mod rwlock_upgradable_async {
             upgrader.join().unwrap();
             assert_eq!(data.get(), 1);
             assert!(!l.is_locked() && !l.has_parked(), "{l:?}");
+        });
+    }
+}
+
+mod barrier {
+    use super::model;
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::parking_lot::{abandon_async, AsyncWaiter};
+    use parklot::{Barrier, BarrierError};
+
+    /// Four arrivals at a barrier for two: three async records of the main
+    /// thread, in turn, and a thread that blocks, arriving anywhere among
+    /// them (while the second record opens the barrier, say). An arrival
+    /// that comes while another opens it counts into the next generation:
+    /// exactly two leaders, and everyone through (a lost arrival leaves the
+    /// thread waiting: a deadlock).
+    #[test]
+    fn barrier_extra_arrival_counts_into_the_next_generation() {
+        parklot::set_park_spin_limit(0); // sleep at once: spinning only multiplies interleavings
+        model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let records = [AsyncWaiter::new(), AsyncWaiter::new(), AsyncWaiter::new()];
+            let first = unsafe { b.wait_async_begin(&records[0]) };
+            assert_eq!(first, None, "the first arrival waits");
+            let b2 = b.clone();
+            let blocking = thread::spawn(move || b2.wait().is_leader());
+            let later = [1, 2].map(|i| unsafe { b.wait_async_begin(&records[i]) });
+            let mut leaders = blocking.join().unwrap() as usize;
+            for (r, begun) in records.iter().zip([first, later[0], later[1]]) {
+                // The thread is through and the last record arrived: every
+                // generation opened.
+                let outcome = begun.or_else(|| unsafe { b.wait_async_resume(r) });
+                leaders += outcome.expect("woken").unwrap().is_leader() as usize;
+            }
+            assert_eq!(leaders, 2);
+            assert_eq!(b.waiting(), 0);
+        });
+    }
+
+    /// An async wait given up (its timeout) against the last arrival: either
+    /// the barrier opened first (both pass, the arrival leads) or the give-up
+    /// broke it first (it timed out, the arrival is told "broken").
+    #[test]
+    fn barrier_give_up_against_the_last_arrival() {
+        parklot::set_park_spin_limit(0);
+        model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let record = AsyncWaiter::new();
+            assert_eq!(unsafe { b.wait_async_begin(&record) }, None);
+            let b2 = b.clone();
+            let last = thread::spawn(move || b2.wait_checked());
+            let gave_up = unsafe { b.wait_async_cancel(&record) };
+            let arrived = last.join().unwrap();
+            match gave_up {
+                Ok(r) => {
+                    assert!(!r.is_leader());
+                    assert!(arrived.unwrap().is_leader());
+                    assert!(!b.is_broken());
+                }
+                Err(e) => {
+                    assert_eq!(e, BarrierError::TimedOut);
+                    assert_eq!(arrived, Err(BarrierError::Broken));
+                    assert!(b.is_broken());
+                }
+            }
+        });
+    }
+
+    /// A waiter reaped as dead (its owner gone) against the last arrival:
+    /// the barrier opens (the arrival leads) or breaks (it is told so);
+    /// never a hang.
+    #[test]
+    fn barrier_reaping_a_waiter_against_the_last_arrival() {
+        parklot::set_park_spin_limit(0);
+        model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let gone = AsyncWaiter::new();
+            assert_eq!(unsafe { b.wait_async_begin(&gone) }, None);
+            let b2 = b.clone();
+            let last = thread::spawn(move || b2.wait_checked());
+            unsafe { abandon_async(&gone) };
+            match last.join().unwrap() {
+                Ok(r) => assert!(r.is_leader() && !b.is_broken()),
+                Err(e) => assert!(e == BarrierError::Broken && b.is_broken()),
+            }
+        });
+    }
+}
+
+/// The lock-free heap (`parklot::heap`): threads taking and giving back
+/// blocks of one class, through its free list (a Treiber stack with an ABA
+/// count) and its bump region (carved, refilled by growing). Two threads
+/// handed the same block show up as a race on that block's loom cell.
+mod heap_models {
+    use super::model;
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    use loom::sync::Arc;
+    use loom::thread;
+    use parklot::heap::{Heap, Link, Pages, CHUNK_PAGES};
+
+    /// Pages of 32 bytes: a chunk (4 pages) is 16 blocks of 8 bytes.
+    const PAGE: u32 = 32;
+    const PAGES: u32 = 1 + 3 * CHUNK_PAGES;
+    const UNITS: usize = (PAGES * PAGE / 8) as usize;
+
+    /// A region the model sees: each 8-byte unit's link word is a loom
+    /// atomic, and its data a loom cell the block's owner writes.
+    struct Arena {
+        grown: AtomicU32,
+        links: Vec<Link>,
+        data: Vec<UnsafeCell<u32>>,
+    }
+
+    impl Arena {
+        fn new() -> Arena {
+            Arena {
+                grown: AtomicU32::new(1), // page 0 is never grown: offset 0 is "none"
+                links: (0..UNITS).map(|_| AtomicU32::new(0)).collect(),
+                data: (0..UNITS).map(|_| UnsafeCell::new(0)).collect(),
+            }
+        }
+
+        /// The owner of the block at `block` writes it.
+        fn write(&self, block: u32, value: u32) {
+            self.data[(block / 8) as usize].with_mut(|p| unsafe { *p = value });
+        }
+    }
+
+    // SAFETY: each grow's pages are its own (a CAS moves the count), page 0
+    // is never grown, and `link` is one word per block. `at` is never
+    // dereferenced by `take`/`give`, the only calls the models make.
+    unsafe impl Pages for Arena {
+        const PAGE: u32 = PAGE;
+        const GROWN_ZEROED: bool = true;
+
+        fn grow(&self, pages: u32) -> Option<u32> {
+            let mut now = self.grown.load(Ordering::Relaxed);
+            loop {
+                if now + pages > PAGES {
+                    return None;
+                }
+                match self.grown.compare_exchange(
+                    now,
+                    now + pages,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Some(now * PAGE),
+                    Err(n) => now = n,
+                }
+            }
+        }
+
+        fn at(&self, offset: u32) -> *mut u8 {
+            core::ptr::without_provenance_mut(offset as usize)
+        }
+
+        fn offset_of(&self, ptr: *mut u8) -> u32 {
+            ptr.addr() as u32
+        }
+
+        unsafe fn link(&self, block: u32) -> &Link {
+            &self.links[(block / 8) as usize]
+        }
+    }
+
+    const CLASS: u32 = parklot::heap::MIN_CLASS;
+
+    /// Takes a block, writes it as its owner, gives it back.
+    fn cycle(heap: &Heap<Arena>, stamp: u32) {
+        let (block, _) = heap.take(CLASS).expect("the arena has room");
+        heap.pages().write(block, stamp);
+        // SAFETY: taken just above, given back once.
+        unsafe { heap.give(CLASS, block) };
+    }
+
+    /// Two threads, each taking and giving back twice, from an empty heap:
+    /// both may refill at once (two grows), and every later take races the
+    /// other thread's gives on the list.
+    #[test]
+    fn two_threads_taking_and_giving_one_class_never_share_a_block() {
+        model(|| {
+            let heap = Arc::new(Heap::new(Arena::new()));
+            let hs: Vec<_> = (1..=2)
+                .map(|t| {
+                    let heap = heap.clone();
+                    thread::spawn(move || {
+                        cycle(&heap, t);
+                        cycle(&heap, t + 10);
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+    }
+
+    /// The ABA case: the popper reads the top (b) and its link (a), then
+    /// the other thread pops b and a and pushes b back, and writes a, which
+    /// it still holds. The popper's swap must fail (the count moved), or it
+    /// would make a the top and its next pop would hand a out a second time.
+    #[test]
+    fn a_pop_racing_pops_and_a_push_of_the_same_block_retries() {
+        model(|| {
+            let heap = Arc::new(Heap::new(Arena::new()));
+            let (a, _) = heap.take(CLASS).unwrap();
+            let (b, _) = heap.take(CLASS).unwrap();
+            // SAFETY: taken above, given back once each.
+            unsafe {
+                heap.give(CLASS, a);
+                heap.give(CLASS, b);
+            }
+            let h2 = heap.clone();
+            let popper = thread::spawn(move || {
+                let (p, _) = h2.take(CLASS).unwrap();
+                let (q, _) = h2.take(CLASS).unwrap();
+                h2.pages().write(p, 1);
+                h2.pages().write(q, 1);
+                // SAFETY: taken above, given back once each.
+                unsafe {
+                    h2.give(CLASS, p);
+                    h2.give(CLASS, q);
+                }
+            });
+            let (x, _) = heap.take(CLASS).unwrap();
+            let (y, _) = heap.take(CLASS).unwrap();
+            // SAFETY: taken above, given back once each.
+            unsafe { heap.give(CLASS, x) };
+            heap.pages().write(y, 2);
+            // SAFETY: as above.
+            unsafe { heap.give(CLASS, y) };
+            popper.join().unwrap();
         });
     }
 }

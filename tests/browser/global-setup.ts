@@ -1,5 +1,5 @@
-// Builds what the browser tests load: the package (js/src -> js/dist) and the
-// demo pages (demo/ -> demo/dist). The wasm module must have been built
+// Builds what the browser tests load: the package (js/src -> js/dist), the
+// demo pages (demo/ -> demo/dist) and the API reference (demo/dist/api). The wasm module must have been built
 // (npm run build).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,4 +15,5 @@ export default function setup(): void {
   };
   run('typescript/bin/tsc', '-p', 'js/tsconfig.json');
   run('vite/bin/vite.js', 'build', '--config', 'demo/vite.config.ts');
+  run('typedoc/bin/typedoc'); // the API reference, into demo/dist/api (typedoc.json)
 }

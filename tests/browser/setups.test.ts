@@ -160,6 +160,14 @@ describe('the packed package, unconfigured, in Chromium', () => {
     expect(r.errors).toEqual([]);
   });
 
+  it("parklot/wasm: the module as a file, for bundlers that handle .wasm and for Runtime.create({ module })", async () => {
+    const script =
+      "import { Runtime } from 'parklot'; const url = new URL(import.meta.resolve('parklot/wasm'));" +
+      'const rt = await Runtime.create({ module: url }); const lock = rt.lock(); lock.lock(); lock.unlock(); rt.close();' +
+      "console.log(url.pathname.endsWith('/parklot_wasm_bg.wasm') ? 'ok' : url.href);";
+    expect((await run('node', process.execPath, ['--input-type=module', '-e', script], APP)).trim()).toBe('ok');
+  });
+
   it('a page that is not cross-origin isolated: Runtime.create() says which headers are missing', async () => {
     const server = await startServer('--root', APP, '--no-isolation');
     try {

@@ -28,7 +28,10 @@ describe('mayBlock: false', () => {
     expect(outcome(() => lock.lock())).toBe(
       "TypeError: parklot: Lock.lock() would block this thread, which may not block (a page's main thread, or a runtime made with mayBlock: false); use await lock.lockAsync()",
     );
-    expect(outcome(() => lock.lockFor(0))).toMatch(/^TypeError: .*Lock\.lockFor\(\) would block.*lock\.lockAsync\(timeout\)/);
+    expect(outcome(() => lock.lockFor(5))).toMatch(/^TypeError: .*Lock\.lockFor\(\) would block.*lock\.lockAsync\(timeout\)/);
+    expect(outcome(() => lock.lockFor(NaN))).toMatch(/^TypeError: .*Lock\.lockFor\(\) would block/); // forever
+    expect(lock.lockFor(0)).toBe(true); // a timeout of 0 is a try: it never waits
+    lock.unlock();
     expect(outcome(() => lock.withLock(() => 1))).toMatch(/^TypeError: .*Lock\.withLock\(\) would block.*use await lock\.withLockAsync\(fn\)$/);
     expect(lock.isLocked()).toBe(false);
     expect(lock.tryLock()).toBe(true);

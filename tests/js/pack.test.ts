@@ -31,10 +31,14 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'parklot-pack-'));
   // --ignore-scripts: the global setup has built the package already, and
   // prepack's build would print to the stdout that --json must own.
-  const packed = JSON.parse(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], root)) as {
-    filename: string;
-    files: { path: string }[];
-  }[];
+  // The README swap that prepack and postpack make (scripts/package-readme.mjs).
+  run(process.execPath, ['scripts/package-readme.mjs', 'use'], root);
+  let packed: { filename: string; files: { path: string }[] }[];
+  try {
+    packed = JSON.parse(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], root)) as typeof packed;
+  } finally {
+    run(process.execPath, ['scripts/package-readme.mjs', 'restore'], root);
+  }
   tarball = join(dir, packed[0]!.filename);
   files = packed[0]!.files.map((f) => f.path);
   app = join(dir, 'app');
@@ -71,16 +75,33 @@ describe('npm pack', () => {
     expect(manifest.type).toBe('module');
   });
 
-  it("the README's Node example runs verbatim from the installed tarball", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const block = /## Node\n+```js\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, 'README: a js block right under "## Node"').toBeDefined();
+  /** Runs the js block right under `heading` in `readme` (main.mjs, then worker.mjs) in the app; returns what it printed. */
+  function runExample(readme: string, heading: string, name: string): string {
+    const block = new RegExp(`${heading.replace(/[()]/g, '\\$&')}\\n+\`\`\`js\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+    expect(block, `${name}: a js block right under "${heading}"`).toBeDefined();
     const [main, worker] = block!.split(/^(?=\/\/ worker\.mjs$)/m);
-    const dir = join(app, 'readme');
+    const dir = join(app, name);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'main.mjs'), main!);
     writeFileSync(join(dir, 'worker.mjs'), worker!);
-    expect(run(process.execPath, ['main.mjs'], dir)).toBe('counter: 100000\n');
+    return run(process.execPath, ['main.mjs'], dir);
+  }
+
+  it("the README's Node example runs verbatim from the installed tarball", () => {
+    expect(runExample(readFileSync(join(root, 'README.md'), 'utf8'), '## Node', 'readme')).toBe('counter: 100000\n');
+  });
+
+  it("the package's README is the users' (js/README.md), the repository's is back, and its Node example runs verbatim", () => {
+    expect(files).toContain('README.md');
+    const packedReadme = readFileSync(join(app, 'node_modules/parklot/README.md'), 'utf8');
+    expect(packedReadme).toBe(readFileSync(join(root, 'js/README.md'), 'utf8'));
+    expect(packedReadme).not.toMatch(/npm (start|test)/); // the developers' two commands stay in the repository
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/## The two commands/);
+    expect(runExample(packedReadme, '## Node (also Deno and Bun)', 'users-readme')).toBe('counter: 100000\n');
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/parklot/package.json'), 'utf8')) as Record<string, { url?: string } | string>;
+    expect(manifest['repository']).toBeDefined();
+    expect(manifest['homepage']).toBeDefined();
+    expect(manifest['bugs']).toBeDefined();
   });
 
   it('the fuller example (tests/js/pack-example) runs from the installed tarball: workers and the main thread on one lock', () => {
@@ -111,5 +132,25 @@ describe('npm pack', () => {
     );
     const tsc = join(root, 'node_modules/typescript/bin/tsc');
     expect(run(process.execPath, [tsc, '-p', app], app)).toBe('');
+  });
+
+  // Node16 resolution from a CommonJS file: `require('parklot/node')` takes
+  // index.d.cts, which imports the ESM types (TS1541 without its resolution-mode).
+  it('a CommonJS TypeScript consumer (.cts, node16) type-checks against parklot/node', () => {
+    const dir = join(app, 'cts');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'check.cts'),
+      "import atomics = require('parklot/node');\nconst ta = new Int32Array(new SharedArrayBuffer(4));\nconst n: number = atomics.notify(ta, 0, 1);\nvoid n;\n",
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'node16', moduleResolution: 'node16', lib: ['ES2022'], types: [], strict: true, noEmit: true, skipLibCheck: false },
+        files: ['check.cts'],
+      }),
+    );
+    const tsc = join(root, 'node_modules/typescript/bin/tsc');
+    expect(run(process.execPath, [tsc, '-p', dir], dir)).toBe('');
   });
 });

@@ -6,10 +6,11 @@
 // waiters notified; B must get through within a deadline, and every count is
 // exact (what the engine's own Atomics would return).
 //
-// B is never terminated while it runs: a worker killed inside wasm code that
-// holds a global lock (the allocator's, during rt.close() for one) leaves it
-// held, and every later allocation on every thread spins forever. So B is
-// left to finish, and killed only if it missed the deadline (it is parked then).
+// B is never terminated while it runs: a worker killed inside one of the
+// runtime's internal sections (its kind table, say, during rt.close())
+// poisons the runtime (death-in-runtime.test.ts), which would end the cases
+// after it. So B is left to finish, and killed only if it missed the
+// deadline (it is parked then).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnerDiedError, Runtime } from '../../js/dist/index.js';
 import { outcome, sleep, spawn, withTimeout, type Spawned } from './helpers.js';

@@ -2,7 +2,7 @@
 // and runs one task from `tasks` with workerData's other fields, posting
 // {type, value} messages on the way and {type: 'done', value} at the end.
 import { parentPort, workerData } from 'node:worker_threads';
-import { OncePoisonedError, Runtime } from '../../js/dist/index.js';
+import { BrokenBarrierError, OncePoisonedError, Runtime } from '../../js/dist/index.js';
 
 const { task, handle, mayBlock, ...args } = workerData;
 const post = (type, value) => parentPort.postMessage({ type, value });
@@ -336,7 +336,7 @@ const tasks = {
   async cannotBlock(rt, { lock }) {
     const l = rt.lockAt(lock);
     const errors = [];
-    for (const f of [() => l.lock(), () => l.lockFor(0)]) {
+    for (const f of [() => l.lock(), () => l.lockFor(5)]) {
       try {
         f();
         errors.push('no error');
@@ -526,6 +526,40 @@ const tasks = {
       s.release(n);
     }
     return violations;
+  },
+
+  /**
+   * Posts 'waiting', then waits once at the barrier (`waitAsync` with
+   * `useAsync`; `waitFor` with a `timeout`). Returns 'leader', 'passed',
+   * 'broken' or 'timed out' (a BrokenBarrierError), or another error's text.
+   */
+  async barrierWaitOnce(rt, { barrier, useAsync, timeout }) {
+    const b = rt.barrierAt(barrier);
+    post('waiting');
+    try {
+      const leader = useAsync ? await b.waitAsync(timeout) : timeout === undefined ? b.wait() : b.waitFor(timeout);
+      return leader ? 'leader' : 'passed';
+    } catch (e) {
+      if (e instanceof BrokenBarrierError) return e.timedOut ? 'timed out' : 'broken';
+      return `${e.name}: ${e.message}`;
+    }
+  },
+
+  /**
+   * Waits at the barrier (async with `useAsync`) once for every ticket it
+   * takes from the i32 `tickets` while fewer than `arrivals` were taken.
+   * Returns [leaderships, arrivals].
+   */
+  async barrierPool(rt, { barrier, tickets, arrivals, useAsync }) {
+    const b = rt.barrierAt(barrier);
+    const t = rt.int32(tickets);
+    let leaderships = 0;
+    let mine = 0;
+    while (Atomics.add(t, 0, 1) < arrivals) {
+      mine++;
+      if (useAsync ? await b.waitAsync() : b.wait()) leaderships++;
+    }
+    return [leaderships, mine];
   },
 
   /**

@@ -59,6 +59,11 @@ pub fn peer_new(kind: u32) -> u32 {
     let Some(layout) = peer_layout(kind) else {
         return 0;
     };
+    if kind == 0 {
+        // Known to the kind table as a Lock: a page joins it with rt.lockAt()
+        // (the demo's arena, its main thread taking part).
+        return crate::kinds::kind_alloc(crate::kinds::kind::LOCK, 0, 0);
+    }
     let addr = alloc(layout.size() as u32, layout.align() as u32);
     if kind == 2 && addr != 0 {
         // SAFETY: freshly allocated with Mutex's layout; all other peers are
@@ -74,6 +79,10 @@ pub fn peer_free(kind: u32, addr: u32) {
     let Some(layout) = peer_layout(kind) else {
         return;
     };
+    if kind == 0 {
+        crate::kinds::kind_free(addr, crate::kinds::kind::LOCK, 0, 0);
+        return;
+    }
     if kind == 2 {
         // SAFETY: `peer_new` wrote a Mutex there; nobody uses it any more.
         unsafe { core::ptr::drop_in_place(addr as *mut std::sync::Mutex<()>) };

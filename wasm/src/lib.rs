@@ -8,13 +8,16 @@
 //!
 //! The exports are safe functions taking raw addresses because the caller is
 //! JavaScript: the package's wrapper (js/src) checks every address (in
-//! bounds, aligned, allocated as the right kind of object) before it calls
-//! in, and that check is what each `// SAFETY:` below relies on.
+//! bounds, aligned, allocated as the right kind of object: `kinds` keeps
+//! what was made where) before it calls in, and that check is what each
+//! `// SAFETY:` below relies on.
 //!
 //! The benchmark-only exports (the lock peers, wait/notify loops) are in `bench`.
 
 // `bench` calls the engine's own memory.atomic.wait32/notify to compare.
 #![feature(stdarch_wasm_atomic_wait)]
+// `kinds` finds where an allocation goes in its table with one search.
+#![feature(btree_cursors)]
 
 use core::cell::Cell;
 use core::time::Duration;
@@ -29,7 +32,13 @@ use wasm_bindgen::prelude::*;
 mod bench;
 // Experiment 6's reader-writer loops (bench/wasm/rwlock.mjs).
 mod bench_rwlock;
+// The global allocator: parklot's lock-free heap, safe to abandon mid-call.
+mod heap;
+// What lives where: the kind of every object the JS API made (`*At`, free, views).
+mod kinds;
 mod owner_died;
+// The module's critical sections, and the poison a death inside one sets.
+mod sections;
 mod threads;
 // The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
 mod toolkit;
@@ -166,6 +175,8 @@ pub mod acquired {
     pub const ALREADY_HELD: u32 = 3;
     /// Nothing done: an upgrade without this thread's upgradable read.
     pub const NOT_HELD: u32 = 4;
+    /// Nothing done: a freed `Lock` object's stand-in (`kinds::is_tombstone`).
+    pub const FREED: u32 = 5;
 }
 
 /// What a release export returns.
@@ -176,6 +187,8 @@ pub mod released {
     pub const NOT_LOCKED: u32 = 1;
     /// Nothing done: another thread holds it.
     pub const HELD_BY_ANOTHER: u32 = 2;
+    /// Nothing done: a freed `Lock` object's stand-in (`kinds::is_tombstone`).
+    pub const FREED: u32 = 3;
 }
 
 /// Records that this thread took the lock at `addr` and reports it.
@@ -200,6 +213,9 @@ pub fn lock(addr: u32) -> u32 {
         if threads::holds(addr) == Some(true) {
             return acquired::ALREADY_HELD;
         }
+        if kinds::is_tombstone(addr) {
+            return acquired::FREED;
+        }
         lock.lock();
     }
     took(addr, lock)
@@ -213,6 +229,8 @@ pub fn try_lock(addr: u32) -> u32 {
     let lock = unsafe { lock_at(addr) };
     if lock.try_lock() {
         took(addr, lock)
+    } else if kinds::is_tombstone(addr) {
+        acquired::FREED
     } else {
         acquired::NO
     }
@@ -229,7 +247,12 @@ pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
     if threads::holds(addr) == Some(true) {
         return acquired::ALREADY_HELD;
     }
+    if kinds::is_tombstone(addr) {
+        return acquired::FREED;
+    }
     let taken = match timeout(timeout_ms) {
+        // A try: nothing parks (a thread that may not block calls this too).
+        Some(t) if t.is_zero() => false,
         Some(t) => lock.try_lock_for(t),
         None => {
             lock.lock();
@@ -251,8 +274,12 @@ fn release(addr: u32, fair: bool) -> u32 {
     if !lock.is_locked() {
         return released::NOT_LOCKED;
     }
-    if threads::let_go(addr) == Some(false) {
-        return released::HELD_BY_ANOTHER;
+    match threads::let_go(addr) {
+        Some(true) => {}
+        // Checked only here, off the path of a release by its holder.
+        _ if kinds::is_tombstone(addr) => return released::FREED,
+        Some(false) => return released::HELD_BY_ANOTHER,
+        None => {}
     }
     // Held by this thread (or by an unregistered caller's word), so locked.
     let r = if fair {
@@ -309,6 +336,7 @@ pub fn waiter_new() -> u32 {
         // into a Box, which the global allocator and this layout allow.
         unsafe { record.write(AsyncWaiter::new()) };
         threads::waiter_made(record);
+        kinds::record_internal(record as u32, layout);
     }
     record as u32
 }
@@ -317,6 +345,7 @@ pub fn waiter_new() -> u32 {
 #[wasm_bindgen]
 pub fn waiter_free(waiter: u32) {
     threads::waiter_freed(waiter as *const AsyncWaiter);
+    kinds::forget_internal(waiter);
     // SAFETY: the JS wrapper frees each record once, outside any wait.
     drop(unsafe { Box::from_raw(waiter as *mut AsyncWaiter) });
 }

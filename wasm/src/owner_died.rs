@@ -31,14 +31,11 @@ static MARKS: Marks = Marks {
     addresses: UnsafeCell::new(Vec::new()),
 };
 
-/// Runs `f` on the marked addresses, under their lock.
+/// Runs `f` on the marked addresses, under their lock (an internal section:
+/// a thread that dies inside it poisons the runtime, `sections.rs`).
 fn with_marks<T>(f: impl FnOnce(&mut Vec<u32>) -> T) -> T {
-    MARKS.lock.lock();
     // SAFETY: the lock is held for the whole call.
-    let r = f(unsafe { &mut *MARKS.addresses.get() });
-    // SAFETY: locked just above.
-    unsafe { MARKS.lock.unlock() };
-    r
+    crate::sections::locked(&MARKS.lock, || f(unsafe { &mut *MARKS.addresses.get() }))
 }
 
 /// Marks the reader-writer lock at `addr`: its writer died holding it.

@@ -19,7 +19,9 @@
 //! after that thread is gone, and the death signal (a JS event that follows
 //! the thread's end) orders the reaper after the thread's last write.
 
+use crate::sections;
 use core::cell::{Cell, UnsafeCell};
+use parklot::critical;
 use parklot::parking_lot::{self, AsyncWaiter, ThreadRecord};
 use parklot::{Lock, Once, RawRwLock, WordLock};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -139,14 +141,16 @@ std::thread_local! {
     static ME: Cell<*mut Entry> = const { Cell::new(core::ptr::null_mut()) };
 }
 
+// Every internal critical section of the module goes through `locked`
+// (sections.rs), so that a reaper knows when a thread died inside one.
+pub(crate) use crate::sections::locked;
+
 /// Runs `f` on the registry's list, under its lock.
 fn with_registry<T>(f: impl FnOnce(&mut Vec<*mut Entry>) -> T) -> T {
-    REGISTRY.lock.lock();
     // SAFETY: the registry lock is held for the whole call.
-    let r = f(unsafe { &mut *REGISTRY.entries.get() });
-    // SAFETY: locked just above.
-    unsafe { REGISTRY.lock.unlock() };
-    r
+    sections::locked_in(sections::REGISTRY, &REGISTRY.lock, || {
+        f(unsafe { &mut *REGISTRY.entries.get() })
+    })
 }
 
 /// Runs `f` on this thread's entry, if it registered.
@@ -162,6 +166,8 @@ fn with_me<T>(f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
 /// freed). Call once per thread, after `thread_init`.
 #[wasm_bindgen]
 pub fn thread_register(tag: u32, tls_base: u32, stack_alloc: u32) {
+    // First, so that a reaper finds it even if it dies in what follows.
+    sections::claim(tag);
     let parking =
         ThreadRecord::current().expect("thread_register: thread-locals are being torn down");
     let entry = Box::into_raw(Box::new(Entry {
@@ -206,6 +212,7 @@ pub fn thread_unregister() -> u32 {
     with_registry(|entries| entries.retain(|&e| e != me));
     // SAFETY: removed from the registry, so this thread owns it alone.
     let entry = unsafe { Box::from_raw(me) };
+    sections::release(entry.tag);
     // SAFETY: this thread is not waiting (it is here), and its record is
     // not used again: its runtime is closed. This stops counting it.
     unsafe { parking_lot::abandon_thread(entry.parking) };
@@ -219,18 +226,33 @@ pub fn thread_unregister() -> u32 {
 /// hand-off it had been given), releases the locks it held, marked as
 /// owner-died, and frees its async records. Writes its TLS block and stack
 /// addresses to `out[0]` and `out[1]` (u32s) for `__wbindgen_thread_destroy`.
-/// Returns whether there was one (call again: a thread that attached twice
-/// has two entries).
+/// Returns a [`reaped`] code.
+///
+/// A thread that died inside one of the runtime's critical sections (the
+/// registry's, a table's, the ParkingLot's) is not reaped: that cannot be
+/// rolled back, so the runtime is poisoned instead (`sections.rs`). While
+/// another thread is inside a section, nothing is done (`reaped::BUSY`):
+/// that thread may be dead too, not yet reaped, and a reaper that waited
+/// for its section would wait for ever; call again a little later.
 ///
 /// Call only once the thread is known to be gone: it must never run again.
 #[wasm_bindgen]
-pub fn thread_reap(tag: u32, out: u32) -> bool {
+pub fn thread_reap(tag: u32, out: u32) -> u32 {
+    if let Some(section) = sections::inside(tag) {
+        critical::poison(section, tag, critical::TERMINATED);
+        return reaped::NONE;
+    }
+    if sections::others_inside(tag) {
+        return reaped::BUSY;
+    }
     let found = with_registry(|entries| {
         // SAFETY: registered entries stay allocated until removed under the lock.
         let i = entries.iter().position(|&e| unsafe { (*e).tag } == tag)?;
         Some(entries.swap_remove(i))
     });
-    let Some(e) = found else { return false };
+    let Some(e) = found else {
+        return reaped::NONE;
+    };
     // SAFETY: removed from the registry and its thread is gone (the caller's
     // contract), so nobody else touches the entry or its records.
     let entry = unsafe { Box::from_raw(e) };
@@ -238,19 +260,31 @@ pub fn thread_reap(tag: u32, out: u32) -> bool {
         parking_lot::abandon_thread(entry.parking);
         for &w in &entry.waiters {
             parking_lot::abandon_async(&*w);
+            crate::kinds::forget_internal(w as u32);
             drop(Box::from_raw(w as *mut AsyncWaiter));
         }
     }
     // SAFETY: the thread is gone, and its waits have left their queues above.
     unsafe { release_holds(&entry.holds) };
     release_held(&entry.held);
+    sections::release(tag);
     let out = out as *mut u32;
     // SAFETY: `out` is an 8-byte, 4-aligned scratch cell the caller owns.
     unsafe {
         out.write(entry.tls_base);
         out.add(1).write(entry.stack_alloc);
     }
-    true
+    reaped::REAPED
+}
+
+/// What [`thread_reap`] returns.
+pub mod reaped {
+    /// No such thread (or it poisoned the runtime).
+    pub const NONE: u32 = 0;
+    /// One reaped: call again (a thread that attached twice has two entries).
+    pub const REAPED: u32 = 1;
+    /// Nothing done: another thread is inside a section; call again later.
+    pub const BUSY: u32 = 2;
 }
 
 /// Releases `held` locks of a thread that will not release them, marking each

@@ -11,7 +11,10 @@
 
 use crate::threads::{self, Hold};
 use crate::{acquired, owner_died, released, timeout, waiter_at};
-use parklot::{Barrier, Once, OnceBegin, OnceState, RawRwLock, RwLockPolicy, Semaphore};
+use parklot::{
+    Barrier, BarrierError, BarrierWaitResult, Once, OnceBegin, OnceState, RawRwLock, RwLockPolicy,
+    Semaphore,
+};
 use wasm_bindgen::prelude::*;
 
 /// The `RawRwLock` at `addr`.
@@ -432,11 +435,54 @@ pub fn barrier_init(addr: u32, parties: u32) {
     unsafe { (addr as *mut Barrier).write(Barrier::new(parties)) };
 }
 
-/// Waits at the barrier at `addr`; whether this thread was the leader.
+/// What a barrier wait export returns (the JS wrapper's `BarrierResult`).
+pub mod barrier_result {
+    /// Through, not the leader.
+    pub const PASSED: u32 = 0;
+    /// Through: this arrival opened the barrier.
+    pub const LEADER: u32 = 1;
+    /// The barrier is broken (a party gave up, died, or it was reset meanwhile).
+    pub const BROKEN: u32 = 2;
+    /// This wait gave up first (its timeout, a cancel) and broke the barrier.
+    pub const TIMED_OUT: u32 = 3;
+    /// Queued (async begin or resume): wait for the record's word.
+    pub const QUEUED: u32 = 4;
+}
+
+fn barrier_code(r: Result<BarrierWaitResult, BarrierError>) -> u32 {
+    match r {
+        Ok(r) if r.is_leader() => barrier_result::LEADER,
+        Ok(_) => barrier_result::PASSED,
+        Err(BarrierError::Broken) => barrier_result::BROKEN,
+        Err(BarrierError::TimedOut) => barrier_result::TIMED_OUT,
+    }
+}
+
+/// Waits at the barrier at `addr`, at most `timeout_ms` (+∞: forever); a
+/// `barrier_result` (not `QUEUED`).
 #[wasm_bindgen]
-pub fn barrier_wait(addr: u32) -> bool {
+pub fn barrier_wait(addr: u32, timeout_ms: f64) -> u32 {
     // SAFETY: an address the JS wrapper checked, of a barrier it set up.
-    unsafe { barrier_at(addr) }.wait().is_leader()
+    let b = unsafe { barrier_at(addr) };
+    barrier_code(match timeout(timeout_ms) {
+        Some(t) => b.wait_for(t),
+        None => b.wait_checked(),
+    })
+}
+
+/// Mends the barrier at `addr`: nobody arrived, not broken; its waiters now
+/// are told `BROKEN`.
+#[wasm_bindgen]
+pub fn barrier_reset(addr: u32) {
+    // SAFETY: as for barrier_wait.
+    unsafe { barrier_at(addr) }.reset()
+}
+
+/// Whether the barrier at `addr` is broken.
+#[wasm_bindgen]
+pub fn barrier_is_broken(addr: u32) -> bool {
+    // SAFETY: as for barrier_wait.
+    unsafe { barrier_at(addr) }.is_broken()
 }
 
 /// The `Barrier` at `addr`.
@@ -448,45 +494,34 @@ unsafe fn barrier_at<'a>(addr: u32) -> &'a Barrier {
     unsafe { &*(addr as *const Barrier) }
 }
 
-/// What `barrier_async_begin` returns beside a generation: the barrier
-/// opened by this arrival.
-pub const BARRIER_LEADER: i32 = -1;
-/// ... or opened meanwhile (through, not the leader).
-pub const BARRIER_PASSED: i32 = -2;
-
-/// Async barrier wait, step 1: `BARRIER_LEADER`, `BARRIER_PASSED`, or the
-/// generation (0 or more) to pass to `barrier_async_resume`, `waiter` queued.
+/// Async barrier wait, step 1: `LEADER`, `BROKEN`, or `QUEUED` (`waiter`
+/// queued: resume once its word turns 0).
 #[wasm_bindgen]
-pub fn barrier_async_begin(addr: u32, waiter: u32) -> i32 {
+pub fn barrier_async_begin(addr: u32, waiter: u32) -> u32 {
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
     let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
     // SAFETY: as above.
-    match unsafe { b.wait_async_begin(w) } {
-        Ok(true) => BARRIER_LEADER,
-        Ok(false) => BARRIER_PASSED,
-        // The generation sits in the upper 16 bits: shifted down, it fits.
-        Err(generation) => (generation >> 16) as i32,
-    }
+    unsafe { b.wait_async_begin(w) }.map_or(barrier_result::QUEUED, barrier_code)
 }
 
-/// Async barrier wait, step 2: whether the barrier opened past `generation`
-/// (else `waiter` is queued again).
+/// Async barrier wait, step 2: `PASSED`, `BROKEN`, or `QUEUED` (not woken yet).
 #[wasm_bindgen]
-pub fn barrier_async_resume(addr: u32, generation: i32, waiter: u32) -> bool {
+pub fn barrier_async_resume(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for barrier_async_begin.
     let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
-    // SAFETY: as above; queued by barrier_async_begin for this generation.
-    unsafe { b.wait_async_resume((generation as u32) << 16, w) }
+    // SAFETY: as above; queued by barrier_async_begin.
+    unsafe { b.wait_async_resume(w) }.map_or(barrier_result::QUEUED, barrier_code)
 }
 
-/// Stops watching an async barrier wait (the arrival still counts).
+/// Gives up an async barrier wait, breaking the barrier: `TIMED_OUT`, or
+/// what ended the wait first (`PASSED`, `BROKEN`). Leaves no queue entry.
 #[wasm_bindgen]
-pub fn barrier_async_abandon(addr: u32, waiter: u32) {
+pub fn barrier_async_cancel(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for barrier_async_begin.
     let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
-    // SAFETY: as above; the record is queued and not settled.
-    unsafe { b.wait_async_abandon(w) }
+    // SAFETY: as above; the record is queued and its wait not ended.
+    barrier_code(unsafe { b.wait_async_cancel(w) })
 }
 
 /// The `Once` at `addr`.

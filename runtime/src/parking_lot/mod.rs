@@ -16,6 +16,8 @@
 //! - `waker`: records that call the embedder back when their wait ends
 //!   ([`WakerWait`]);
 //! - `reap`: taking the records of a thread that is gone out of the queues.
+//! - `cancel`: cancelling every wait on an address range (what an engine
+//!   calls when it frees a buffer).
 //!
 //! **Exactness.** An unpark counts a waiter exactly when it takes the waiter's
 //! record out of the queue under the bucket lock and claims it; that waiter's
@@ -26,6 +28,7 @@
 //! embedder, which then reaps its records ([`abandon_thread`]).
 
 mod async_waiter;
+mod cancel;
 mod reap;
 mod record;
 mod table;
@@ -39,6 +42,7 @@ use record::{with_thread_data, ThreadData};
 use table::lock_bucket;
 
 pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
+pub use cancel::{cancel_range, interrupt_thread, CANCELLED_TOKEN};
 pub use reap::{abandon_async, abandon_thread, ThreadRecord};
 pub use record::{Abandon, Owed};
 pub use table::{stats, Stats};
@@ -382,7 +386,7 @@ pub fn unpark_count(key: usize, count: usize) -> usize {
 #[inline(never)]
 fn unpark_count_queued(key: usize, count: usize) -> usize {
     // SAFETY: the callback does nothing.
-    unsafe { unpark_inner(key, count, false, |_| DEFAULT_UNPARK_TOKEN) }.unparked
+    unsafe { unpark_inner(key, || count, false, |_| DEFAULT_UNPARK_TOKEN) }.unparked
 }
 
 /// Wakes every waiter queued on `key`. Returns how many.
@@ -403,10 +407,38 @@ pub unsafe fn unpark_many(
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
     // SAFETY: forwarded from the caller.
-    unsafe { unpark_inner(key, max, true, callback) }
+    unsafe { unpark_inner(key, || max, true, callback) }
 }
 
-/// [`unpark_many`]; without `fairness` the bucket's fairness timer is neither
+/// Runs `decide` under `key`'s queue lock and, if it returns a token, wakes
+/// every waiter queued on `key` with it before the lock is released. A
+/// state change and the wakeups it calls for are then one step to every
+/// parker's `validate` (a barrier's opening: an arrival after it is not woken
+/// by it). Returns how many it woke. Always takes the lock.
+///
+/// # Safety
+/// As for [`unpark_one`], for `decide`.
+pub unsafe fn unpark_all_if(key: usize, decide: impl FnOnce() -> Option<UnparkToken>) -> usize {
+    let token = core::cell::Cell::new(None);
+    let max = || {
+        token.set(decide());
+        if token.get().is_some() {
+            usize::MAX
+        } else {
+            0
+        }
+    };
+    // SAFETY: forwarded from the caller; the callback only reads `token`.
+    unsafe {
+        unpark_inner(key, max, false, |_| {
+            token.get().unwrap_or(DEFAULT_UNPARK_TOKEN)
+        })
+    }
+    .unparked
+}
+
+/// [`unpark_many`], waking up to `max()` waiters (`max` runs first, under
+/// the queue's lock); without `fairness` the bucket's fairness timer is neither
 /// read nor rearmed (`time_to_be_fair` stays false): a wakeup that hands
 /// nothing over (a futex notify, `unpark_count`) must not use up the turn of
 /// a lock in the same bucket, nor pay for a clock read (in wasm a call out to
@@ -416,7 +448,7 @@ pub unsafe fn unpark_many(
 /// As for [`unpark_one`].
 unsafe fn unpark_inner(
     key: usize,
-    max: usize,
+    max: impl FnOnce() -> usize,
     fairness: bool,
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
@@ -433,7 +465,7 @@ unsafe fn unpark_inner(
     // until `call_back` releases it (with no lock held, as it requires).
     unsafe {
         // Dequeued waiters, chained through their (now free) `next` fields.
-        let (woken, rest) = bucket.dequeue(key, max);
+        let (woken, rest) = bucket.dequeue(key, max());
         result.unparked = woken.len;
         result.did_unpark = woken.len > 0;
         result.may_have_more = bucket.has_waiter_from(rest, key);

@@ -121,8 +121,12 @@ impl ThreadData {
 
 // Under loom, thread-locals are dropped after the model's statics, so the
 // decrement would touch a dead static; the count only sizes the table, and
-// each model execution starts from zero anyway.
-#[cfg(not(loom))]
+// each model execution starts from zero anyway. In wasm, std never runs
+// thread-local destructors (a thread's end is its reaping, which stops
+// counting it), and registering one allocates from std's own dlmalloc,
+// behind a global lock that a worker terminated meanwhile would leave held
+// (`heap.rs`): no destructor there means no such allocation.
+#[cfg(not(any(loom, target_family = "wasm")))]
 impl Drop for ThreadData {
     fn drop(&mut self) {
         globals().threads.fetch_sub(1, Ordering::Relaxed);

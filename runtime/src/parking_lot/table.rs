@@ -7,7 +7,7 @@
 //!   twice the needed size and keeps the old, smaller table's pointer array
 //!   (threads may still be reading it), so the retired memory is bounded by
 //!   the current table's. Buckets themselves are reused across tables.
-//! - a **bucket**: a [`WordLock`] and one FIFO queue shared by every address
+//! - a **bucket**: a [`WordLock`](crate::WordLock) and one FIFO queue shared by every address
 //!   that hashes there; a dequeue takes the oldest waiter with the right key.
 //!   The bucket lock is also the "queue lock" the API's callbacks run under.
 //! - a **fairness timer** per bucket: when an unpark finds it expired it tells
@@ -24,9 +24,9 @@
 //!   where measured; a locked add on a line in cache, a few.)
 
 use super::record::ThreadData;
+use crate::critical::{SectionLock, WAIT_QUEUES};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, LockedCell, Ordering};
 use crate::sys::now_ns;
-use crate::word_lock::WordLock;
 use core::ptr;
 
 /// Waiters taken out of a queue by [`Bucket::dequeue`], oldest first.
@@ -50,7 +50,9 @@ const FAIR_INTERVAL_NS: u32 = 1_000_000;
 
 #[repr(align(64))] // one cache line each: unrelated addresses do not false-share
 pub(super) struct Bucket {
-    pub(super) lock: WordLock,
+    /// A WordLock whose holder and waiters count as inside the wait queues
+    /// (`critical.rs`): a thread that dies there poisons the runtime.
+    pub(super) lock: SectionLock<WAIT_QUEUES>,
     /// Oldest waiter. Guarded by `lock`.
     pub(super) head: LockedCell<*const ThreadData>,
     /// Newest waiter. Guarded by `lock`.
@@ -68,7 +70,7 @@ pub(super) struct Bucket {
 impl Bucket {
     fn new(seed: u32) -> Bucket {
         Bucket {
-            lock: WordLock::new(),
+            lock: SectionLock::new(),
             head: LockedCell::new(ptr::null()),
             tail: LockedCell::new(ptr::null()),
             fair_timeout: LockedCell::new(now_ns()),
@@ -168,6 +170,43 @@ impl Bucket {
             }
             (chain, cur)
         }
+    }
+
+    /// Takes every waiter that `wanted` picks out of the queue, oldest
+    /// first, and counts them out of `waiters`. Returns them chained through
+    /// their `next` fields (for `super::cancel`).
+    ///
+    /// # Safety
+    /// `lock` is held; `wanted` reads only cells the bucket lock guards.
+    pub(super) unsafe fn take_where(&self, mut wanted: impl FnMut(&ThreadData) -> bool) -> Chain {
+        let mut chain = Chain {
+            head: ptr::null(),
+            len: 0,
+        };
+        let mut tail: *const ThreadData = ptr::null();
+        // SAFETY: the caller holds the bucket lock, which guards every link.
+        unsafe {
+            let mut prev: *const ThreadData = ptr::null();
+            let mut cur = self.head.get();
+            while !cur.is_null() {
+                let next = (*cur).next.get();
+                if wanted(&*cur) {
+                    self.unlink(prev, &*cur);
+                    (*cur).next.set(ptr::null());
+                    if tail.is_null() {
+                        chain.head = cur;
+                    } else {
+                        (*tail).next.set(cur);
+                    }
+                    tail = cur;
+                    chain.len += 1;
+                } else {
+                    prev = cur;
+                }
+                cur = next;
+            }
+        }
+        chain
     }
 
     /// Takes `data`, queued on `key`, out of the queue. Returns whether no

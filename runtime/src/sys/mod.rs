@@ -112,6 +112,17 @@ pub fn install_time_source(_now_ns: fn() -> u64) -> bool {
     false
 }
 
+/// Leaves the current call for good, because the runtime is poisoned
+/// (`critical.rs`): in wasm a trap, which unwinds to the JS glue; elsewhere
+/// a panic.
+#[cold]
+pub(crate) fn abandon_call() -> ! {
+    #[cfg(target_arch = "wasm32")]
+    core::arch::wasm32::unreachable();
+    #[cfg(not(target_arch = "wasm32"))]
+    panic!("parklot: the runtime is poisoned: a thread died inside one of its critical sections");
+}
+
 /// Lets another thread run. wasm has no scheduler call: the spin hint is the
 /// closest there is. (Under loom, `sync::yield_now` yields to the model.)
 #[cfg(not(loom))]

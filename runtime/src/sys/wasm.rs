@@ -6,6 +6,7 @@
 //! thread's start) installs one with [`install_time_source`]; until then time
 //! stands still, so fairness never triggers and timed waits wait forever.
 
+use crate::critical::POISON_POLL_NS;
 use core::arch::wasm32::{memory_atomic_notify, memory_atomic_wait32};
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
@@ -15,9 +16,14 @@ use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 /// locals with stale values after a `memory.atomic.wait32` in the same
 /// function (seen with hand-written wasm under `--liftoff-only`); keeping the
 /// wait in a function of its own keeps it away from the callers' loops.
+///
+/// Sleeps at most [`POISON_POLL_NS`] at a time, and leaves the call once the
+/// runtime is poisoned (`critical.rs`): a thread asleep behind a dead one
+/// (waiting for a lock only it would have released) comes out.
 #[inline(never)]
 pub(super) fn wait(word: &AtomicU32, expected: u32, timeout_ns: Option<u64>) {
-    let timeout = timeout_ns.map_or(-1, |t| t.min(i64::MAX as u64) as i64);
+    crate::critical::abandon_if_poisoned();
+    let timeout = timeout_ns.map_or(POISON_POLL_NS, |t| t.min(POISON_POLL_NS)) as i64;
     // SAFETY: `word` is a live, aligned u32 in the shared linear memory. The
     // result (woken, not-equal, timed-out) is ignored: callers re-read the state.
     unsafe {

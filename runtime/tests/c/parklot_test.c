@@ -773,6 +773,64 @@ static void test_wait_async_races(void)
     check(called_once, "... and the waker runs once with that outcome");
 }
 
+/* ---- embedding: cancel a range, interrupt a thread, count waiters ------ */
+
+struct interrupt_waiter {
+    int32_t word;
+    parklot_thread_t *thread;
+    int32_t result;
+};
+
+static void *interruptible_thread(void *arg)
+{
+    struct interrupt_waiter *w = arg;
+    __atomic_store_n(&w->thread, parklot_thread_self(), __ATOMIC_SEQ_CST);
+    w->result = parklot_wait32(&w->word, 0, LONG_WAIT);
+    return NULL;
+}
+
+static void test_embedding(void)
+{
+    /* A "buffer" of four words: an async wait on [1], a blocking one on [2], one outside on [3]. */
+    int32_t buffer[4] = { 0, 0, 0, 0 };
+    struct async_record r = { 0, -1, -1 };
+    parklot_async_wait_t *w = NULL;
+    struct word_waiter blocked = { 0, 0, -100 }, outside = { 0, 0, -100 };
+
+    check_eq((long long)parklot_waiter_count(&buffer[1]), 0, "waiter_count with nobody waiting -> 0");
+    check_eq(parklot_wait32_async(&buffer[1], 0, record_waker, &r, &w), PARKLOT_WAIT_OK, "wait32_async in the buffer");
+    check_eq((long long)parklot_waiter_count(&buffer[1]), 1, "waiter_count counts an async wait");
+    /* The blocking waiters wait on their own words; point them at the buffer's. */
+    pthread_t t1 = spawn(wait32_thread, &blocked);
+    pthread_t t2 = spawn(wait32_thread, &outside);
+    int64_t start = now_ns();
+    while (parklot_waiter_count(&blocked.word32) + parklot_waiter_count(&outside.word32) < 2 && now_ns() - start < 10000 * MS)
+        sched_yield();
+    check_eq((long long)parklot_waiter_count(&blocked.word32), 1, "waiter_count counts a blocking wait");
+    check_eq((long long)parklot_cancel_range(&buffer[0], sizeof buffer), 1, "cancel_range ends the async wait in the range only");
+    check(load32(&r.calls) == 1 && load32(&r.outcome) == PARKLOT_ASYNC_CANCELLED, "... whose waker ran once with PARKLOT_ASYNC_CANCELLED");
+    check_eq((long long)parklot_cancel_range(&blocked.word32, sizeof blocked.word32), 1, "cancel_range ends a blocking wait");
+    pthread_join(t1, NULL);
+    check_eq(blocked.result, PARKLOT_WAIT_CANCELLED, "... which returns PARKLOT_WAIT_CANCELLED");
+    check_eq((long long)parklot_cancel_range(&buffer[0], 0), 0, "cancel_range of an empty range -> 0");
+    check_eq((long long)parklot_notify(&buffer[1], PARKLOT_NOTIFY_ALL), 0, "a cancelled wait is not counted by a notify");
+    check_eq((long long)parklot_notify(&outside.word32, PARKLOT_NOTIFY_ALL), 1, "a wait outside the range still waits");
+    pthread_join(t2, NULL);
+    parklot_async_wait_release(w);
+
+    struct interrupt_waiter iw = { 0, NULL, -100 };
+    pthread_t t3 = spawn(interruptible_thread, &iw);
+    while (__atomic_load_n(&iw.thread, __ATOMIC_SEQ_CST) == NULL)
+        sched_yield();
+    start = now_ns();
+    while (parklot_thread_interrupt(__atomic_load_n(&iw.thread, __ATOMIC_SEQ_CST)) != 1 && now_ns() - start < 10000 * MS)
+        sched_yield();
+    pthread_join(t3, NULL);
+    check_eq(iw.result, PARKLOT_WAIT_CANCELLED, "thread_interrupt ends a thread's wait32 with PARKLOT_WAIT_CANCELLED");
+    check_eq(parklot_thread_interrupt(parklot_thread_self()), 0, "thread_interrupt of a thread not waiting -> 0");
+    check_eq(parklot_thread_interrupt(NULL), PARKLOT_EINVAL, "thread_interrupt(NULL) -> PARKLOT_EINVAL");
+}
+
 /* ---- reader-writer lock, semaphore, barrier, once --------------------- */
 
 static void test_rwlock_basics(void)
@@ -1118,6 +1176,87 @@ static void test_barrier_and_once(void)
     check_eq(parklot_once(&the_once, NULL, NULL), PARKLOT_EINVAL, "once: NULL function");
 }
 
+/* Issue 29: more threads than parties, breaking, timeouts, reset. */
+
+struct barrier_pool {
+    parklot_barrier_t barrier;
+    int32_t tickets; /* arrivals handed out; each thread takes them in turn */
+    int32_t openings;
+    int32_t leaders;
+    int32_t broken;
+};
+
+static void *barrier_pool_thread(void *arg)
+{
+    struct barrier_pool *p = arg;
+    while (__atomic_fetch_add(&p->tickets, 1, __ATOMIC_SEQ_CST) < 2 * p->openings) {
+        int32_t r = parklot_barrier_wait_for(&p->barrier, LONG_WAIT);
+        if (r == 1)
+            __atomic_fetch_add(&p->leaders, 1, __ATOMIC_SEQ_CST);
+        else if (r != 0)
+            __atomic_fetch_add(&p->broken, 1, __ATOMIC_SEQ_CST);
+    }
+    return NULL;
+}
+
+static void *waiting_barrier_thread(void *arg)
+{
+    return (void *)(intptr_t)parklot_barrier_wait(arg);
+}
+
+static void test_barrier_breaks(void)
+{
+    /* 4 threads on a barrier for 2, from one pool of arrivals: every arrival
+     * counts into some generation (a lost one leaves a thread waiting). */
+    struct barrier_pool p = {.tickets = 0, .openings = 5000, .leaders = 0, .broken = 0};
+    parklot_barrier_init(&p.barrier, 2);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        t[i] = spawn(barrier_pool_thread, &p);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    check_eq(p.leaders, 5000, "barrier: 4 threads on a barrier for 2, exactly one leader per 2 arrivals");
+    check_eq(p.broken, 0, "barrier: 4 threads on a barrier for 2, no wait timed out");
+
+    /* A timed wait that times out breaks the barrier until reset. */
+    parklot_barrier_t b;
+    parklot_barrier_init(&b, 2);
+    int64_t start = now_ns();
+    check_eq(parklot_barrier_wait_for(&b, 20 * MS), PARKLOT_BARRIER_TIMED_OUT, "barrier: a lone timed wait times out");
+    check_not_early(now_ns() - start, 20 * MS, "barrier: parklot_barrier_wait_for");
+    check_eq(parklot_barrier_is_broken(&b), 1, "barrier: broken by the timeout");
+    check_eq(parklot_barrier_wait(&b), PARKLOT_BARRIER_BROKEN, "barrier: a wait at a broken barrier fails at once");
+    check_eq(parklot_barrier_wait_for(&b, -1), PARKLOT_BARRIER_BROKEN, "barrier: so does a timed one");
+    check_eq(parklot_barrier_reset(&b), 0, "barrier: reset");
+    check_eq(parklot_barrier_is_broken(&b), 0, "barrier: not broken after reset");
+    pthread_t other = spawn(waiting_barrier_thread, &b);
+    int32_t mine = parklot_barrier_wait_for(&b, LONG_WAIT);
+    void *theirs;
+    pthread_join(other, &theirs);
+    check((mine == 1) + ((intptr_t)theirs == 1) == 1 && mine >= 0 && (intptr_t)theirs >= 0,
+          "barrier: usable again after reset, one leader");
+
+    /* The others waiting when a timeout breaks it are told so. */
+    parklot_barrier_init(&b, 3);
+    other = spawn(waiting_barrier_thread, &b);
+    sleep_ms(50);
+    check_eq(parklot_barrier_wait_for(&b, 20 * MS), PARKLOT_BARRIER_TIMED_OUT, "barrier: the second of three times out");
+    pthread_join(other, &theirs);
+    check_eq((intptr_t)theirs, PARKLOT_BARRIER_BROKEN, "barrier: the waiting party is told it broke");
+
+    /* Reset breaks the waiters present. */
+    parklot_barrier_reset(&b);
+    other = spawn(waiting_barrier_thread, &b);
+    sleep_ms(50);
+    check_eq(parklot_barrier_reset(&b), 0, "barrier: reset with a party waiting");
+    pthread_join(other, &theirs);
+    check_eq((intptr_t)theirs, PARKLOT_BARRIER_BROKEN, "barrier: a party waiting at a reset is told it broke");
+    check_eq(parklot_barrier_is_broken(&b), 0, "barrier: not broken after that reset");
+    check_eq(parklot_barrier_wait_for(NULL, 0), PARKLOT_EINVAL, "barrier: wait_for NULL");
+    check_eq(parklot_barrier_reset(NULL), PARKLOT_EINVAL, "barrier: reset NULL");
+    check_eq(parklot_barrier_is_broken(NULL), PARKLOT_EINVAL, "barrier: is_broken NULL");
+}
+
 /* ---- asynchronous forms: a record queues, the word turns 0, resume -------- */
 
 /* Waits (as an embedder would, outside parklot) until the record's word reads
@@ -1307,13 +1446,13 @@ static void test_async_barrier(void)
     parklot_barrier_t b;
     parklot_barrier_init(&b, 2);
     check_eq(parklot_barrier_wait_async_begin(&b, w), PARKLOT_BARRIER_QUEUED, "async barrier: the first arrival queues");
-    check_eq(parklot_barrier_wait_async_resume(&b, w), 0, "async barrier: not open with one of two");
+    check_eq(parklot_barrier_wait_async_resume(&b, w), PARKLOT_BARRIER_QUEUED, "async barrier: not open with one of two");
     void *leader;
     pthread_t t = spawn(blocking_barrier_thread, &b);
     pthread_join(t, &leader);
     check_eq((intptr_t)leader, 1, "async barrier: the blocking arrival opened it (leader)");
     check(word_turns_0(w), "async barrier: the opening turns the word 0");
-    check_eq(parklot_barrier_wait_async_resume(&b, w), 1, "async barrier: through");
+    check_eq(parklot_barrier_wait_async_resume(&b, w), PARKLOT_BARRIER_PASSED, "async barrier: through");
 
     /* The next generation: the blocking thread arrives first. */
     t = spawn(blocking_barrier_thread, &b);
@@ -1321,19 +1460,36 @@ static void test_async_barrier(void)
     int32_t r = parklot_barrier_wait_async_begin(&b, w);
     if (r == PARKLOT_BARRIER_QUEUED) { /* the thread was slow: it is the leader */
         check(word_turns_0(w), "async barrier: woken (second round)");
-        r = parklot_barrier_wait_async_resume(&b, w) == 1 ? PARKLOT_BARRIER_PASSED : -9;
+        r = parklot_barrier_wait_async_resume(&b, w) == PARKLOT_BARRIER_PASSED ? PARKLOT_BARRIER_PASSED : -9;
     }
     pthread_join(t, &leader);
     check((r == PARKLOT_BARRIER_LEADER) != ((intptr_t)leader == 1) && r != -9,
           "async barrier: exactly one leader in the second round");
 
-    /* Abandon: the arrival still counts. */
+    /* Cancel (a timeout): the party leaves, and the barrier breaks. */
     check_eq(parklot_barrier_wait_async_begin(&b, w), PARKLOT_BARRIER_QUEUED, "async barrier: queued (third round)");
-    check_eq(parklot_barrier_wait_async_abandon(&b, w), 0, "async barrier: abandon");
-    check_eq(load32(parklot_async_waiter_word(w)), 0, "async barrier: the word reads 0 after abandon");
+    check_eq(parklot_barrier_wait_async_cancel(&b, w), PARKLOT_BARRIER_TIMED_OUT, "async barrier: a cancel breaks it");
+    check_eq(load32(parklot_async_waiter_word(w)), 0, "async barrier: the word reads 0 after cancel");
+    check_eq(parklot_barrier_is_broken(&b), 1, "async barrier: broken by the cancel");
+    check_eq(parklot_barrier_wait_async_begin(&b, w), PARKLOT_BARRIER_BROKEN, "async barrier: an arrival at a broken barrier fails");
     t = spawn(blocking_barrier_thread, &b);
     pthread_join(t, &leader);
-    check_eq((intptr_t)leader, 1, "async barrier: the abandoned arrival still counted");
+    check_eq((intptr_t)leader, PARKLOT_BARRIER_BROKEN, "async barrier: so does a blocking one");
+
+    /* Broken while queued; then, after a reset, a cancel that comes too late. */
+    parklot_barrier_reset(&b);
+    parklot_barrier_t b3;
+    parklot_barrier_init(&b3, 3);
+    check_eq(parklot_barrier_wait_async_begin(&b3, w), PARKLOT_BARRIER_QUEUED, "async barrier: queued at a barrier for 3");
+    check_eq(parklot_barrier_wait_for(&b3, 10 * MS), PARKLOT_BARRIER_TIMED_OUT, "async barrier: another party times out");
+    check(word_turns_0(w), "async barrier: the break turns the word 0");
+    check_eq(parklot_barrier_wait_async_resume(&b3, w), PARKLOT_BARRIER_BROKEN, "async barrier: resume says broken");
+    check_eq(parklot_barrier_wait_async_begin(&b, w), PARKLOT_BARRIER_QUEUED, "async barrier: queued after reset");
+    t = spawn(blocking_barrier_thread, &b);
+    pthread_join(t, &leader);
+    check_eq((intptr_t)leader, 1, "async barrier: the blocking arrival leads after reset");
+    check_eq(parklot_barrier_wait_async_cancel(&b, w), PARKLOT_BARRIER_PASSED, "async barrier: a cancel after the opening says passed");
+    check_eq(parklot_barrier_is_broken(&b), 0, "async barrier: and breaks nothing");
     check_eq(parklot_async_waiter_free(w), 0, "async barrier: free the record");
 }
 
@@ -1446,6 +1602,7 @@ int main(void)
     test_notify_fifo();
     test_wait_async_outcomes();
     test_wait_async_races();
+    test_embedding();
     test_tuning();
 
     /* reader-writer lock, semaphore, barrier, once */
@@ -1456,6 +1613,7 @@ int main(void)
     test_rwlock_upgradable_threads();
     test_semaphore();
     test_barrier_and_once();
+    test_barrier_breaks();
 
     /* asynchronous forms */
     test_async_waiter_basics();

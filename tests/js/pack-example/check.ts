@@ -1,6 +1,6 @@
 // Compiled with tsc against the installed package: its "exports" map must
 // lead TypeScript to the .d.ts files, and the types must say what the API does.
-import { Condition, Lock, Runtime, attachWorker, spawnWorker, type RuntimeHandle, type WaitAsyncResult, type WaitResult, type WorkerLike } from 'parklot';
+import { Condition, Lock, Runtime, RwLock, attachWorker, spawnWorker, type RuntimeHandle, type WaitAsyncResult, type WaitResult, type WorkerLike } from 'parklot';
 
 export async function check(): Promise<void> {
   const rt: Runtime = await Runtime.create({ mayBlock: false });
@@ -20,6 +20,11 @@ export async function check(): Promise<void> {
   }
   const woken: number = rt.atomics.notify(word, 0);
   const total: number = lock.withLock(() => 1 + 1);
+  // A primitive placed in a block of one's own, a policy by name, and freeing (`using` calls [Symbol.dispose]).
+  const placed: Lock = rt.place('lock', rt.alloc(8));
+  const table: RwLock = rt.rwLock('prefer-readers');
+  placed.free();
+  table[Symbol.dispose]();
   // @ts-expect-error: a BigInt64Array waits for a bigint
   rt.atomics.wait(rt.bigInt64(8), 0, 0);
   // @ts-expect-error: Float64Array cannot be waited on

@@ -1,0 +1,116 @@
+// Issue 29: workers that create and free primitives, terminated at random
+// moments, must never hang anyone. Before the fix, a worker killed while it
+// held the allocator's lock left it held, and the main thread (reaping it,
+// which frees its stack) spun at 100% CPU forever. A thread that dies inside
+// one of the runtime's own critical sections now either leaves it consistent
+// (the allocator takes no lock) or poisons the runtime: every later call
+// throws one clear error, and threads waiting there come out with it.
+//
+// The scenario runs in a child process (death-in-runtime.mjs) so that a hang
+// fails this test instead of hanging vitest: the child prints a line per
+// round, and a round that prints nothing for ROUND_SILENCE_MS kills it.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { Core } from '../../js/dist/core.js';
+import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
+
+const ROUNDS = 60;
+/** A round takes well under a second; this long without a line is a hang. */
+const ROUND_SILENCE_MS = 20_000;
+
+interface Run {
+  code: number | null;
+  lines: string[];
+  hung: boolean;
+}
+
+function runScenario(): Promise<Run> {
+  const script = fileURLToPath(new URL('./death-in-runtime.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ROUNDS: String(ROUNDS) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let hung = false;
+  let watchdog: ReturnType<typeof setTimeout>;
+  const arm = () => {
+    clearTimeout(watchdog);
+    watchdog = setTimeout(() => {
+      hung = true;
+      lines.push(`(no output for ${ROUND_SILENCE_MS} ms: killed the child)`);
+      child.kill('SIGKILL');
+    }, ROUND_SILENCE_MS);
+  };
+  arm();
+  let partial = '';
+  const take = (chunk: Buffer) => {
+    partial += chunk.toString();
+    const parts = partial.split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) lines.push(line);
+    arm();
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
+  return new Promise((resolve) => {
+    child.on('exit', (code) => {
+      clearTimeout(watchdog);
+      if (partial) lines.push(partial);
+      resolve({ code, lines, hung });
+    });
+  });
+}
+
+describe('a worker that dies inside the runtime', () => {
+  it(`${ROUNDS} rounds of workers terminated at random while they churn primitives: nothing hangs; a death inside an internal section poisons the runtime with one clear error`, async () => {
+    const run = await runScenario();
+    const output = run.lines.join('\n');
+    console.log(output);
+    expect(run.hung, output).toBe(false);
+    expect(run.code, output).toBe(0);
+    expect(run.lines.filter((l) => l.startsWith('round ')).length).toBe(ROUNDS);
+    const summary = run.lines.find((l) => l.startsWith('done: '));
+    expect(summary).toMatch(new RegExp(`^done: ${ROUNDS} rounds, \\d+ ended with the runtime poisoned$`));
+    // Every error reported is the poisoned error, naming the thread and the section.
+    for (const line of run.lines.filter((l) => l.includes('poisoned:'))) {
+      expect(line).toMatch(/this runtime is poisoned: (worker|thread) \d+ (was terminated|trapped) inside the runtime's [a-z ]+; its shared state may be inconsistent\. Create a new Runtime\./);
+    }
+  }, 15 * 60_000);
+});
+
+describe('a trap (a bug) in the wasm module', () => {
+  /** What a call throws: `Constructor: message`, or 'returned'. */
+  function outcome(f: () => unknown): string {
+    try {
+      f();
+      return 'returned';
+    } catch (e) {
+      return `${(e as Error).constructor.name}: ${(e as Error).message}`;
+    }
+  }
+
+  it('outside the internal sections keeps the runtime usable; inside one poisons it for every caller, and close() still works', async () => {
+    const module = await loadModule();
+    const memory = new WebAssembly.Memory({ initial: MIN_PAGES, maximum: MAX_PAGES, shared: true });
+    const core = Core.open(await freshGlue(), module, memory, true, { tag: 7, release: () => {} });
+    const glue = core.glue as unknown as { trap_for_test(bytes: number): void; trap_in_section_for_test(): void };
+    expect(outcome(() => glue.trap_for_test(64))).toMatch(
+      /^Error: parklot: the wasm module trapped in trap_for_test \(.*\); this is a bug in parklot, please report it\. It trapped outside the runtime's internal sections and this thread's wasm stack was reset, so the runtime stays usable, but a lock held by that call may stay held$/,
+    );
+    expect(core.poisoned()).toBeUndefined();
+    const a = core.glue.alloc(64, 8);
+    expect(a).toBeGreaterThan(0);
+    core.glue.free(a, 64, 8);
+
+    const poisoned =
+      "Error: parklot: this runtime is poisoned: thread 7 trapped inside the runtime's internal tables; its shared state may be inconsistent. Create a new Runtime.";
+    expect(outcome(() => glue.trap_in_section_for_test())).toBe(poisoned);
+    // Every later call says the same, first cause first; so does an attach.
+    expect(outcome(() => core.glue.alloc(64, 8))).toBe(poisoned);
+    expect(outcome(() => core.check())).toBe(poisoned);
+    expect(outcome(() => glue.trap_for_test(64))).toBe(poisoned);
+    const other = await freshGlue();
+    expect(outcome(() => Core.open(other, module, memory, true, { tag: 8, release: () => {} }, core.header))).toBe(poisoned);
+    expect(core.reap(7)).toBe(0); // never throws: reaping runs in event handlers
+    core.close();
+    expect(core.closed).toBe(true);
+  });
+});

@@ -1,0 +1,154 @@
+//! The module's internal critical sections (`parklot::critical`): `locked`,
+//! which every one of them goes through; a directory in which a reaper finds
+//! a thread's marker by the thread's tag, without any lock (the dead thread
+//! may hold the registry's); and the exports through which the JS glue
+//! reads and sets the poison.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use parklot::critical::{self, Section, EMBEDDER_SECTIONS};
+use parklot::WordLock;
+use wasm_bindgen::prelude::*;
+
+/// The thread registry (`threads.rs`); js/src/errors.ts names each section.
+pub(crate) const REGISTRY: Section = EMBEDDER_SECTIONS;
+/// Any other table of the module's (the kind table) taken through [`locked`].
+pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
+
+/// Runs `f` with `lock` (one of the module's own internal locks: the
+/// registry's, the kind table's) held. Every internal critical section of
+/// the module goes through here, so that a reaper knows when a thread died
+/// inside one (leaving the lock held, or its queue half-edited): the
+/// thread counts as inside `TABLES` from before it asks for the lock until
+/// after it released it (`parklot::critical`, the marker).
+pub(crate) fn locked<T>(lock: &WordLock, f: impl FnOnce() -> T) -> T {
+    locked_in(TABLES, lock, f)
+}
+
+/// [`locked`], naming the section.
+pub(crate) fn locked_in<T>(section: Section, lock: &WordLock, f: impl FnOnce() -> T) -> T {
+    critical::enter(section);
+    lock.lock();
+    let r = f();
+    // SAFETY: locked just above, by this thread.
+    unsafe { lock.unlock() };
+    critical::leave();
+    r
+}
+
+/// Threads registered at once, at most: 1024. A 1 GiB memory holds at most
+/// 512 worker stacks of 2 MiB (wasm-bindgen's), so every thread finds a slot.
+const SLOTS: usize = 1024;
+
+/// One slot per registered thread: its marker's address (bits 0–31, never
+/// 0) and its tag (bits 32–63); 0 is a free slot. Claimed by the thread as
+/// it registers, freed when it unregisters or is reaped.
+static DIRECTORY: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+fn slot(tag: u32, marker: usize) -> u64 {
+    (u64::from(tag) << 32) | marker as u64
+}
+
+/// Lists the calling thread under `tag` (a thread registered twice has two
+/// slots). A thread that finds no slot is registered without one: a reaper
+/// then cannot tell whether it died inside a section.
+pub(crate) fn claim(tag: u32) {
+    let me = slot(tag, critical::marker_address());
+    for s in &DIRECTORY {
+        if s.compare_exchange(0, me, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// Frees one slot of thread `tag`.
+pub(crate) fn release(tag: u32) {
+    for s in &DIRECTORY {
+        let v = s.load(Ordering::Relaxed);
+        if v != 0
+            && (v >> 32) as u32 == tag
+            && s.compare_exchange(v, 0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// The section thread `tag`, which is gone, died inside, if any.
+pub(crate) fn inside(tag: u32) -> Option<Section> {
+    DIRECTORY.iter().find_map(|s| {
+        let v = s.load(Ordering::Acquire);
+        // SAFETY: a listed thread's storage lives until it is reaped (its
+        // slot is freed first), and the caller knows it is gone.
+        (v != 0 && (v >> 32) as u32 == tag)
+            .then(|| unsafe { critical::inside(v as u32 as usize) })?
+    })
+}
+
+/// Whether a listed thread other than `tag` stays inside a section while we
+/// watch (a few thousand reads of its marker, microseconds). A reaper asks
+/// before it reaps: a section held by a thread that died and is not reaped
+/// yet would make it wait for ever, with its own event loop (which would
+/// deliver that death) stuck behind it. So it backs off and tries again
+/// later instead, and the holder's reaping, or its leaving the section,
+/// comes first. A live thread inside one leaves, or comes back with a new
+/// entry count in its marker, within the watch: only a thread that died
+/// there (or waits behind one that did, or was descheduled) holds the
+/// reaper back. A live thread's marker may be read as its thread-local
+/// storage is being freed: a stale value only makes the reaper try again.
+pub(crate) fn others_inside(tag: u32) -> bool {
+    /// Reads of each marker before a thread counts as staying inside:
+    /// 4096, several microseconds, many times a section's length (a kind
+    /// table update takes a few hundred nanoseconds).
+    const WATCH: u32 = 4096;
+    let inside = |s: &AtomicU64| -> Option<(usize, u32)> {
+        let v = s.load(Ordering::Acquire);
+        if v == 0 || (v >> 32) as u32 == tag {
+            return None;
+        }
+        let at = v as u32 as usize;
+        // SAFETY: a listed thread's marker is wasm memory, readable at any
+        // time; see above for what a stale read costs.
+        let m = unsafe { critical::marker(at) };
+        critical::is_inside(m).then_some((at, m))
+    };
+    let mut stuck: Vec<(usize, u32)> = DIRECTORY.iter().filter_map(inside).collect();
+    for _ in 0..WATCH {
+        if stuck.is_empty() {
+            return false;
+        }
+        // SAFETY: as above.
+        stuck.retain(|&(at, m)| unsafe { critical::marker(at) } == m);
+        core::hint::spin_loop();
+    }
+    !stuck.is_empty()
+}
+
+/// The address of the poison word (`parklot::critical`): two u32s, the
+/// dead thread's tag, then its section (bits 0–7) and how it died (8–15);
+/// all zero while the runtime is healthy.
+#[wasm_bindgen]
+pub fn poison_address() -> u32 {
+    critical::poison_address() as u32
+}
+
+/// Called by the JS glue after a trap on this thread (registered as `tag`):
+/// if the trap came inside one of the runtime's sections, which it cannot
+/// roll back, poisons the runtime. Returns whether the runtime is poisoned.
+#[wasm_bindgen]
+pub fn thread_trapped(tag: u32) -> bool {
+    if let Some(section) = critical::current() {
+        critical::poison(section, tag, critical::TRAPPED);
+    }
+    critical::poisoned().is_some()
+}
+
+/// For the JS glue's test of poisoning only: enters one of the module's
+/// sections and traps inside it, as a bug there would.
+#[wasm_bindgen]
+pub fn trap_in_section_for_test() {
+    critical::enter(TABLES);
+    core::arch::wasm32::unreachable()
+}
