@@ -9,6 +9,8 @@
 //   wasm-node         node bench/wasm/run.mjs [--quick] --out DIR
 //   wasm-node-rwlock  node bench/wasm/rwlock.mjs [--quick] --out DIR (experiment 6, semaphore, barrier)
 //   node-addon        node bench/node/run.mjs [--quick] --out DIR (parklot/node against the engine's Atomics)
+//   calls             node bench/calls/run.mjs [--quick] --out DIR (lock/unlock and withLock against a pure-JS
+//                     mutex, in Node, Deno and Bun)
 //   wasm-chromium     node bench/browser/run.mjs [--quick] --out DIR
 // DIR is bench/results, or bench/results/quick with --quick (a smoke run of
 // about a minute: it checks the suites' correctness checks pass and that
@@ -69,6 +71,11 @@ const SUITES = [
     name: 'node-addon',
     command: [process.execPath, '--expose-gc', 'bench/node/run.mjs'],
     cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (the addon is built with it)' : null),
+  },
+  {
+    name: 'calls',
+    command: [process.execPath, 'bench/calls/run.mjs'],
+    cannotRun: () => null, // the package build and the runtimes (tests/runtimes) come from scripts/bench.sh
   },
   {
     name: 'wasm-chromium',
@@ -163,7 +170,7 @@ function readme(outcomes, suites, started) {
   p();
   p('- `npm run bench`: every suite, full length (several minutes), into `bench/results/`.');
   p('- `npm run bench -- --quick`: the smoke run (about a minute), into `bench/results/quick/`.');
-  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
+  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/calls/run.mjs --out DIR [--pkg before=DIR/js/dist/index.js --pkg after=js/dist/index.js]`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
   p('- Two builds of the wasm module against each other (a change to the Lock, say): `node bench/wasm/compare-builds.mjs A.wasm B.wasm`, each build in a process of its own, taking turns, rounds grouped by the line between the CPUs (bench/line-probe.mjs).');
   if (existsSync(join(OUT, 'rwlock.md'))) {
     p();

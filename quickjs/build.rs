@@ -35,7 +35,13 @@ fn main() {
             .include(&src)
             .include(&shim)
             .include(&parklot_include)
-            .file(src.join("quickjs-libc.c"))
+            // quickjs-libc.c, with parklot's access to its loop in the
+            // hooked flavour (c/libc_loop.c includes it).
+            .file(if hooked {
+                shim.join("libc_loop.c")
+            } else {
+                src.join("quickjs-libc.c")
+            })
             .file(shim.join("shell.c"))
             .file(shim.join("test262_main.c"));
         if hooked {

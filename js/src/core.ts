@@ -5,10 +5,20 @@
  * each keep a reference to the `Core` they came from.
  */
 import { closedError, poisonedError, setupError } from './errors.js';
+import { KeepAlive } from './keep-alive.js';
 import { Kind } from './kinds.js';
-import type { Life } from './liveness.js';
 import { releaseGlue, type Glue, type RawExports } from './loader.js';
-import { KeepAlive, WaiterPool } from './waiters.js';
+import { WaiterPool } from './records.js';
+
+/**
+ * What a thread needs to be found and told apart: its tag, and how to let go
+ * of its life lock (liveness.ts, `beginLife`, makes it).
+ */
+export interface Life {
+  readonly tag: number;
+  /** Releases the life lock (the thread closed its runtime). */
+  release(): void;
+}
 
 /** The life of an instance nobody watches (tests that open a Core directly). */
 const UNWATCHED: Life = { tag: 0, release: () => {} };
@@ -185,7 +195,7 @@ export class Core {
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
     this.#poison = poisonView(raw, memory);
-    this.pool = new WaiterPool(this);
+    this.pool = new WaiterPool(glue, () => this.heap32());
     // The runtime's own memory: no public call may reach it (kinds.ts).
     this.#probe = glue.kind_alloc(Kind.Internal, 4, 4);
     this.#reaped = glue.kind_alloc(Kind.Internal, 8, 4);

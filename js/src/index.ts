@@ -31,3 +31,4 @@ export { attachWorker, spawnWorker } from './spawn.js';
 export type { SpawnOptions, WorkerLike } from './spawn.js';
 export type { Kinds, Revived, SentPrimitive } from './revive.js';
 export type { WaitAsyncResult, WaitResult } from './atomics.js';
+export type { AbortSignalLike, AsyncOptions } from './validate.js';

@@ -7,9 +7,19 @@
  * Here: the kinds, the checks the public calls make, and their errors,
  * which say what is at the address.
  */
-import type { Core } from './core.js';
 import { closedError } from './errors.js';
+import type { Glue } from './loader.js';
 import { checkAddress } from './validate.js';
+
+/**
+ * What the checks here use of a runtime instance: a `Core` (core.ts), named
+ * by its shape because core.ts imports this module for `Kind`.
+ */
+interface Instance {
+  readonly glue: Glue;
+  readonly closed: boolean;
+  byteLength(): number;
+}
 
 /** What an address holds (wasm/src/kinds.rs, `kind`). */
 export const Kind = { Freed: 0, Bytes: 1, Internal: 2, Lock: 3, Condition: 4, RwLock: 5, Semaphore: 6, Barrier: 7, Once: 8 } as const;
@@ -49,7 +59,7 @@ interface Found {
   readonly align: number;
 }
 
-function find(core: Core, address: number): Found {
+function find(core: Instance, address: number): Found {
   const [where = 0, kind = 0, start = 0, size = 0, align = 1] = core.glue.kind_describe(address);
   return { where, kind, start, size, align };
 }
@@ -69,7 +79,7 @@ function whatIs(found: Found, address: number): string {
 }
 
 /** What `address` holds, for an error about it: see `whatIs`. */
-export function describe(core: Core, address: number): string {
+export function describe(core: Instance, address: number): string {
   return whatIs(find(core, address), address);
 }
 
@@ -83,7 +93,7 @@ export function freedError(call: string, name: string): TypeError {
  * thread, or placed in a block), for `rt.lockAt()` and its kin; throws a
  * TypeError that says what is there instead. Range and alignment are checked first.
  */
-export function checkKind(core: Core, call: string, address: number, kind: PrimitiveKind): number {
+export function checkKind(core: Instance, call: string, address: number, kind: PrimitiveKind): number {
   if (core.glue.kind_check(address, kind)) return address;
   const { name, place } = PRIMITIVES[kind];
   const found = find(core, address);
@@ -95,7 +105,7 @@ export function checkKind(core: Core, call: string, address: number, kind: Primi
 }
 
 /** Frees the primitive of `kind` at `address` (for its class's `free()`), or throws saying why not. */
-export function freePrimitive(core: Core, call: string, address: number, kind: PrimitiveKind): void {
+export function freePrimitive(core: Instance, call: string, address: number, kind: PrimitiveKind): void {
   if (core.closed) throw closedError();
   const code = core.glue.kind_free(address, kind, 0, 0);
   if (code === Checked.Ok) return;
@@ -107,7 +117,7 @@ export function freePrimitive(core: Core, call: string, address: number, kind: P
 }
 
 /** Frees a block from `rt.alloc` (`rt.free`), or throws saying why not. */
-export function freeBlock(core: Core, address: number, bytes: number, align: number): void {
+export function freeBlock(core: Instance, address: number, bytes: number, align: number): void {
   const call = 'Runtime.free()';
   const code = core.glue.kind_free(address, Kind.Bytes, bytes, align);
   if (code === Checked.Ok) return;
@@ -139,7 +149,7 @@ export function freeBlock(core: Core, address: number, bytes: number, align: num
  * from `rt.alloc`, clear of the primitives placed in it; else throws a
  * TypeError naming `call`.
  */
-export function checkView(core: Core, call: string, address: number, bytes: number): void {
+export function checkView(core: Instance, call: string, address: number, bytes: number): void {
   const code = core.glue.kind_view(address, bytes);
   if (code === Checked.Ok) return;
   if (code === Checked.PastEnd) {
@@ -164,7 +174,7 @@ export function checkView(core: Core, call: string, address: number, bytes: numb
  * Declares a primitive of `kind` at `address` inside a block (`rt.place`),
  * zeroing its bytes, or throws saying why not.
  */
-export function placePrimitive(core: Core, address: number, kind: PrimitiveKind): void {
+export function placePrimitive(core: Instance, address: number, kind: PrimitiveKind): void {
   const call = 'Runtime.place()';
   const layout = core.glue.kind_layout(kind);
   const size = layout & 0xffff;
@@ -188,7 +198,7 @@ export function placePrimitive(core: Core, address: number, kind: PrimitiveKind)
 const freedObjects = new WeakSet<object>();
 
 /** `free()` of a class without a mark of its own: refuses a second free through `object` itself. */
-export function freeObject(object: object, core: Core, address: number, kind: PrimitiveKind): void {
+export function freeObject(object: object, core: Instance, address: number, kind: PrimitiveKind): void {
   const { name } = PRIMITIVES[kind];
   const call = `${name}.free()`;
   if (freedObjects.has(object)) throw new TypeError(`parklot: ${call}: this ${name} was freed already`);

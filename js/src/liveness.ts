@@ -25,7 +25,7 @@
  *   and a lock handed to one stays held. `close()` on the thread itself
  *   always cleans up.
  */
-import type { Core } from './core.js';
+import type { Core, Life } from './core.js';
 
 interface LockManager {
   request(name: string, callback: () => Promise<unknown>): Promise<unknown>;
@@ -40,13 +40,6 @@ function webLocks(): LockManager | undefined {
 /** The name of the Web Lock a thread holds for its life. */
 function lifeLockName(runtimeId: number, tag: number): string {
   return `parklot.thread:${runtimeId}:${tag}`;
-}
-
-/** What a thread needs to be found and told apart: its tag, and how to let go of its life lock. */
-export interface Life {
-  readonly tag: number;
-  /** Releases the life lock (the thread closed its runtime). */
-  release(): void;
 }
 
 /**

@@ -6,11 +6,12 @@
  * The object only carries the lock's address: `lock()`/`unlock()` call the
  * wasm export with it and allocate nothing.
  */
+import { Acquired, tookLock } from './acquired.js';
 import { Core } from './core.js';
-import { OwnerDiedError, alreadyHeldError, cannotBlockError, closedError, heldByAnotherError, notLockedError } from './errors.js';
+import { OwnerDiedError, cannotBlockError, closedError, heldByAnotherError, notLockedError } from './errors.js';
 import { disposeSymbol } from './dispose.js';
 import { Kind, freePrimitive, freedError } from './kinds.js';
-import { toTimeout } from './validate.js';
+import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
 
 /** The `Core` of a real `Lock`, or undefined for anything else (a brand check). @internal */
@@ -18,30 +19,8 @@ export let lockCore: (value: unknown) => Core | undefined;
 /** Whether a real `Lock` was freed. @internal */
 export let lockFreed: (lock: Lock) => boolean;
 
-/** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
-export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4, Freed: 5 } as const;
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2, Freed: 3 } as const;
-
-/**
- * Whether an acquisition export took the lock at `address`; throws for an
- * owner-died lock (then held by this thread) and for a lock this thread
- * already holds (then nothing changed).
- */
-export function tookLock(code: number, call: string, address: number): boolean {
-  switch (code) {
-    case Acquired.Yes:
-      return true;
-    case Acquired.No:
-      return false;
-    case Acquired.OwnerDied:
-      throw new OwnerDiedError(call, address);
-    case Acquired.Freed: // only a freed Lock object calls with its stand-in's address
-      throw freedError(call, 'Lock');
-    default:
-      throw alreadyHeldError(call);
-  }
-}
 
 /** Throws the error a blocking call gets on a closed runtime or a thread that may not block. @internal */
 export function refuseToBlock(core: Core, call: string, alternative: string): never {
@@ -108,13 +87,26 @@ export class Lock {
   lock(): void {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
-    let code: number;
+    const code = this.#take(core);
+    if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address);
+  }
+
+  /** Takes the lock through the module's export (blocking); returns its code. */
+  #take(core: Core): number {
     try {
-      code = core.raw.lock(this.#at);
+      return core.raw.lock(this.#at);
     } catch (e) {
       throw core.trapped('lock', e);
     }
-    if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address);
+  }
+
+  /** Releases the lock through the module's export; returns its code. The caller checked `closed`. */
+  #give(core: Core): number {
+    try {
+      return core.raw.unlock(this.#at);
+    } catch (e) {
+      throw core.trapped('unlock', e);
+    }
   }
 
   /**
@@ -155,22 +147,27 @@ export class Lock {
    * Takes the lock without blocking the thread: resolves `true` once this
    * thread holds it, or `false` if `timeout` milliseconds (default: forever)
    * passed first. Works on every thread; it waits in the same queue as
-   * threads that block, so they share the lock fairly.
+   * threads that block, so they share the lock fairly. With `{ signal }`,
+   * an abort rejects it with `signal.reason`, leaving the queue (see
+   * `AsyncOptions`: a hand-off that won the race is kept, resolving `true`).
    *
    * @example
    * if (await lock.lockAsync(100)) {
    *   try { counter[0] += 1; } finally { lock.unlock(); }
    * }
+   * await lock.lockAsync(undefined, { signal: controller.signal }); // no timeout, cancellable
    */
-  async lockAsync(timeout?: number): Promise<boolean> {
-    const t = toTimeout(timeout);
+  async lockAsync(timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    const t = toAsyncTimeout('Lock.lockAsync()', timeout);
+    const signal = toSignal('Lock.lockAsync()', options);
     const core = this.#core;
     if (core.closed) throw closedError();
+    signal?.throwIfAborted();
     if (tookLock(core.glue.try_lock(this.#at), 'Lock.lockAsync()', this.address)) return true;
     if (t === 0) return false;
     const record = core.pool.take();
     try {
-      return await acquire(core, record, this.address, t === Infinity ? Infinity : performance.now() + t, 'Lock.lockAsync()');
+      return await acquire(core, record, this.address, t === Infinity ? Infinity : performance.now() + t, 'Lock.lockAsync()', signal);
     } finally {
       core.pool.give(record);
     }
@@ -187,12 +184,7 @@ export class Lock {
   unlock(): void {
     const core = this.#core;
     if (core.closed) throw closedError();
-    let code: number;
-    try {
-      code = core.raw.unlock(this.#at);
-    } catch (e) {
-      throw core.trapped('unlock', e);
-    }
+    const code = this.#give(core);
     if (code !== Released.Ok) throw releaseError(code, 'Lock.unlock()');
   }
 
@@ -238,25 +230,43 @@ export class Lock {
   withLock<T>(fn: () => T): T {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Lock.withLock()', 'await lock.withLockAsync(fn)');
-    takeOrRelease(() => this.lock(), this);
+    // No closure and no frame of its own: the form that releases on a
+    // throw costs what the bare pair costs.
+    let code = this.#take(core);
+    if (code !== Acquired.Yes) this.#refuseWith(code);
     try {
       return fn();
     } finally {
-      this.unlock();
+      // As unlock() throws, these outrank fn's own outcome.
+      if (core.closed) throw closedError();
+      code = this.#give(core);
+      if (code !== Released.Ok) throw releaseError(code, 'Lock.withLock()');
     }
+  }
+
+  /** withLock's acquisition did not simply take the lock: throws why, first releasing an owner-died lock (fn must not run on data that may be inconsistent, and its caller cannot unlock). */
+  #refuseWith(code: number): never {
+    try {
+      tookLock(code, 'Lock.withLock()', this.address);
+    } catch (e) {
+      if (e instanceof OwnerDiedError) this.unlock();
+      throw e;
+    }
+    throw new Error(`parklot: Lock.withLock(): unexpected acquisition result ${code}`);
   }
 
   /**
    * Runs `fn` (which may be async) holding the lock, taken with `lockAsync()`,
    * and releases it once `fn`'s result settles. Works on every thread. An
-   * `OwnerDiedError` is handled as in `withLock`.
+   * `OwnerDiedError` is handled as in `withLock`. `{ signal }` cancels the
+   * wait for the lock (then `fn` does not run), not `fn` itself.
    *
    * @example
    * await lock.withLockAsync(async () => { counter[0] += await nextValue(); });
    */
-  async withLockAsync<T>(fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+  async withLockAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
     try {
-      await this.lockAsync();
+      await this.lockAsync(undefined, options);
     } catch (e) {
       if (e instanceof OwnerDiedError) this.unlock();
       throw e;
@@ -304,16 +314,3 @@ function releaseError(code: number, call: string): TypeError {
   return code === Released.HeldByAnother ? heldByAnotherError(call) : notLockedError(call);
 }
 
-/**
- * Takes `lock` with `take`; if its last owner died, releases it again and
- * rethrows (for `withLock`, whose callback must not run on data that may be
- * inconsistent and whose caller cannot unlock).
- */
-function takeOrRelease(take: () => void, lock: Lock): void {
-  try {
-    take();
-  } catch (e) {
-    if (e instanceof OwnerDiedError) lock.unlock();
-    throw e;
-  }
-}

@@ -9,7 +9,9 @@ import { OncePoisonedError, closedError } from './errors.js';
 import { disposeSymbol } from './dispose.js';
 import { Kind, freePrimitive, freedError } from './kinds.js';
 import { refuseToBlock } from './lock.js';
-import { Queue, settle } from './waiters.js';
+import { Queue } from './records.js';
+import { type AsyncOptions, type AbortSignalLike, toSignal } from './validate.js';
+import { settle } from './waiters.js';
 
 /** What `once_begin` returns (wasm/src/toolkit.rs, `once_begun`). */
 const Begun = { Done: 0, Poisoned: 1, Running: 2, RunningHere: 3, Run: 4, RunPoisoned: 5 } as const;
@@ -95,14 +97,21 @@ export class Once {
    * call ran `fn`; rejects as `callOnce` throws. Async tasks of one thread
    * take turns: one that finds another task of its thread running the
    * function waits for it (so `fn` must not wait for its own `Once`).
+   * With `{ signal }`, an abort ends the wait for another caller's run and
+   * rejects with `signal.reason` (an already aborted signal rejects at
+   * once); it does not stop `fn` once this call runs it.
    *
    * @example
    * await once.callOnceAsync(async () => { view.set(await fetchTable()); });
+   * await once.callOnceAsync(setUp, { signal: AbortSignal.timeout(1000) });
    */
-  async callOnceAsync(fn: () => unknown): Promise<boolean> {
+  async callOnceAsync(fn: () => unknown, options?: AsyncOptions): Promise<boolean> {
     checkFunction('Once.callOnceAsync()', fn);
+    const signal = toSignal('Once.callOnceAsync()', options);
     const core = this.#core;
     const g = core.glue;
+    this.#live('Once.callOnceAsync()');
+    signal?.throwIfAborted();
     for (;;) {
       this.#live('Once.callOnceAsync()');
       const begun = g.once_begin(this.address, false);
@@ -118,7 +127,7 @@ export class Once {
         g.once_finish(this.address, true);
         return true;
       }
-      await this.#waitAsync();
+      await this.#waitAsync(signal);
     }
   }
 
@@ -193,15 +202,22 @@ export class Once {
     }
   }
 
-  /** Waits, without blocking, until the run in progress ends (at once if none is). */
-  async #waitAsync(): Promise<void> {
+  /**
+   * Waits, without blocking, until the run in progress ends (at once if none
+   * is); rejects with `signal`'s reason if it aborts first (a run that ended
+   * in the race counts as ended).
+   */
+  async #waitAsync(signal: AbortSignalLike | undefined): Promise<void> {
     const core = this.#core;
+    const g = core.glue;
     const record = core.pool.take();
     record.key = this.address;
     record.queuedOn = Queue.Once;
     core.keepAlive.enter();
     try {
-      if (core.glue.once_wait_async_begin(this.address, record.address)) await settle(core, record, Infinity);
+      if (g.once_wait_async_begin(this.address, record.address) && !(await settle(core, record, Infinity, signal))) {
+        if (!g.once_wait_async_cancel(this.address, record.address)) signal?.throwIfAborted();
+      }
     } finally {
       core.keepAlive.leave();
       record.queuedOn = Queue.None;

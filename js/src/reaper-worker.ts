@@ -20,7 +20,8 @@ interface ReaperStart {
 
 interface ParentPort {
   on(event: 'message', listener: (value: unknown) => void): unknown;
-  close(): void;
+  /** Node's and Bun's; Deno's parentPort has none (the worker ends by `self.close()`). */
+  close?(): void;
 }
 
 const proc = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process;
@@ -70,6 +71,7 @@ threads.parentPort.on('message', (m) => {
   else if ((m as { kind?: unknown } | null)?.kind === 'parklot.stop') {
     core.close(); // first: a port closed below must not reap its live worker
     for (const p of ports) p.close();
-    threads.parentPort.close();
+    if (threads.parentPort.close !== undefined) threads.parentPort.close();
+    else (globalThis as { close?(): void }).close?.();
   }
 });

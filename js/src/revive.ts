@@ -14,7 +14,6 @@ import type { Barrier } from './barrier.js';
 import type { Condition } from './condition.js';
 import type { Lock } from './lock.js';
 import type { Once } from './once.js';
-import type { Runtime } from './runtime.js';
 import type { RwLock } from './rwlock.js';
 import type { Semaphore } from './semaphore.js';
 
@@ -28,8 +27,22 @@ export interface Kinds {
   'parklot.once': Once;
 }
 
+/**
+ * What `revive` uses of a runtime: its id and its `*At` calls. A `Runtime`
+ * (runtime.ts), named by its shape because runtime.ts imports this module.
+ */
+export interface Reviver {
+  handle(): { readonly id: number };
+  lockAt(address: number): Lock;
+  conditionAt(address: number): Condition;
+  rwLockAt(address: number): RwLock;
+  semaphoreAt(address: number): Semaphore;
+  barrierAt(address: number): Barrier;
+  onceAt(address: number): Once;
+}
+
 /** How each kind is named in errors and made live: `rt.<at>(address)`. */
-const KINDS: { readonly [K in keyof Kinds]: { readonly what: string; readonly at: (rt: Runtime, address: number) => Kinds[K] } } = {
+const KINDS: { readonly [K in keyof Kinds]: { readonly what: string; readonly at: (rt: Reviver, address: number) => Kinds[K] } } = {
   'parklot.lock': { what: 'a Lock', at: (rt, a) => rt.lockAt(a) },
   'parklot.condition': { what: 'a Condition', at: (rt, a) => rt.conditionAt(a) },
   'parklot.rwlock': { what: 'an RwLock', at: (rt, a) => rt.rwLockAt(a) },
@@ -65,7 +78,7 @@ function isPlainObject(value: object): boolean {
  * are kept as they are; objects and arrays holding something revived are
  * copies, the rest are the same objects.
  */
-export function revive<T>(rt: Runtime, value: T): Revived<T> {
+export function revive<T>(rt: Reviver, value: T): Revived<T> {
   const id = rt.handle().id;
   const seen = new Map<object, unknown>();
   const walk = (v: unknown, path: string): unknown => {

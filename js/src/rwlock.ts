@@ -10,28 +10,21 @@
  * downgrades of what this thread does not hold are refused, and a worker
  * that dies holding the lock is reaped (see `RwLock`).
  */
+import { Acquired, Mode, tookLock } from './acquired.js';
 import { Core } from './core.js';
 import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
 import { disposeSymbol } from './dispose.js';
 import { Kind, freePrimitive, freedError } from './kinds.js';
-import { Acquired, refuseToBlock, tookLock } from './lock.js';
-import { toTimeout } from './validate.js';
-import { Queue, settle } from './waiters.js';
-
-/** What a call takes, releases or turns into (wasm/src/toolkit.rs, `rw_mode`). */
-const Mode = { Read: 0, Write: 1, Upgradable: 2, Upgrade: 3 } as const;
-type Mode = (typeof Mode)[keyof typeof Mode];
+import { refuseToBlock } from './lock.js';
+import { Queue } from './records.js';
+import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
+import { settle } from './waiters.js';
 
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2 } as const;
 
 /** `rwlock_state`'s flags below the reader count (wasm/src/toolkit.rs, `rw_state`). */
 const StateBit = { Read: 1, Write: 2, Upgradable: 4 } as const;
-
-/** What a thread holds once an acquisition of `mode` succeeded (an upgrade: the write lock). @internal */
-export function heldAfter(mode: number): number {
-  return mode === Mode.Upgrade ? Mode.Write : mode;
-}
 
 /** Which side a lock lets in first when both wait (neither starves either way). */
 export type RwLockPolicy = 'prefer-writers' | 'prefer-readers';
@@ -240,37 +233,42 @@ export class RwLock {
   /**
    * Takes a read without blocking the thread: resolves `true` once it holds
    * one, `false` if `timeout` milliseconds (default: forever) passed first.
-   * Works on every thread, in the same queue as threads that block.
+   * Works on every thread, in the same queue as threads that block. With
+   * `{ signal }`, an abort rejects it with `signal.reason`, leaving the
+   * queue (a grant that won the race is kept: see `AsyncOptions`).
    *
    * @example
    * if (await lock.readAsync(100)) { try { use(view[0]); } finally { lock.unlockRead(); } }
+   * await lock.readAsync(undefined, { signal: controller.signal });
    */
-  readAsync(timeout?: number): Promise<boolean> {
-    return this.#takeAsync(Mode.Read, timeout, 'RwLock.readAsync()');
+  readAsync(timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    return this.#takeAsync(Mode.Read, timeout, options, 'RwLock.readAsync()');
   }
 
   /** Takes the write lock without blocking the thread; as `readAsync` (and `OwnerDiedError` as `write`). */
-  writeAsync(timeout?: number): Promise<boolean> {
-    return this.#takeAsync(Mode.Write, timeout, 'RwLock.writeAsync()');
+  writeAsync(timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    return this.#takeAsync(Mode.Write, timeout, options, 'RwLock.writeAsync()');
   }
 
   /** Takes an upgradable read without blocking the thread; as `readAsync`. */
-  upgradableReadAsync(timeout?: number): Promise<boolean> {
-    return this.#takeAsync(Mode.Upgradable, timeout, 'RwLock.upgradableReadAsync()');
+  upgradableReadAsync(timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    return this.#takeAsync(Mode.Upgradable, timeout, options, 'RwLock.upgradableReadAsync()');
   }
 
   /**
    * Upgrades this thread's upgradable read without blocking the thread:
    * resolves `true` once it holds the write lock, `false` if `timeout`
    * milliseconds (default: forever) passed first (the upgradable read is
-   * still held). Rejects with a TypeError if this thread holds no upgradable read.
+   * still held). Rejects with a TypeError if this thread holds no upgradable
+   * read, and with `signal.reason` on an abort (`{ signal }`; the upgradable
+   * read is then still held).
    *
    * @example
    * await lock.upgradableReadAsync();
    * if (await lock.upgradeAsync(100)) { view[0] += 1; lock.unlockWrite(); } else lock.unlockUpgradable();
    */
-  upgradeAsync(timeout?: number): Promise<boolean> {
-    return this.#takeAsync(Mode.Upgrade, timeout, 'RwLock.upgradeAsync()');
+  upgradeAsync(timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    return this.#takeAsync(Mode.Upgrade, timeout, options, 'RwLock.upgradeAsync()');
   }
 
   /** Runs `fn` holding a read (taken with `read()`) and releases it however `fn` ends. */
@@ -293,7 +291,12 @@ export class RwLock {
   withWrite<T>(fn: () => T): T {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'RwLock.withWrite()', 'await lock.withWriteAsync(fn)');
-    this.#releaseIfOwnerDied(() => this.write());
+    try {
+      this.write();
+    } catch (e) {
+      if (e instanceof OwnerDiedError) this.unlockWrite();
+      throw e;
+    }
     try {
       return fn();
     } finally {
@@ -301,9 +304,9 @@ export class RwLock {
     }
   }
 
-  /** Runs `fn` (maybe async) holding a read taken with `readAsync()`; works on every thread. */
-  async withReadAsync<T>(fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
-    await this.readAsync();
+  /** Runs `fn` (maybe async) holding a read taken with `readAsync()`; works on every thread. `{ signal }` cancels the wait (then `fn` does not run). */
+  async withReadAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    await this.readAsync(undefined, options);
     try {
       return await fn();
     } finally {
@@ -311,10 +314,10 @@ export class RwLock {
     }
   }
 
-  /** Runs `fn` (maybe async) holding the write lock taken with `writeAsync()`; `OwnerDiedError` as in `withWrite`. */
-  async withWriteAsync<T>(fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+  /** Runs `fn` (maybe async) holding the write lock taken with `writeAsync()`; `OwnerDiedError` as in `withWrite`, `{ signal }` as in `withReadAsync`. */
+  async withWriteAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
     try {
-      await this.writeAsync();
+      await this.writeAsync(undefined, options);
     } catch (e) {
       if (e instanceof OwnerDiedError) this.unlockWrite();
       throw e;
@@ -362,15 +365,6 @@ export class RwLock {
     return core;
   }
 
-  #releaseIfOwnerDied(take: () => void): void {
-    try {
-      take();
-    } catch (e) {
-      if (e instanceof OwnerDiedError) this.unlockWrite();
-      throw e;
-    }
-  }
-
   /** Whether an acquisition's `code` took the lock; throws for the codes that say why not. */
   #took(code: number, call: string): boolean {
     if (code === Acquired.AlreadyHeld) {
@@ -415,9 +409,11 @@ export class RwLock {
     if (code !== Released.Ok) throw new TypeError(`parklot: ${call}: this thread does not hold ${what} of this lock; take it first`);
   }
 
-  async #takeAsync(mode: Mode, timeout: number | undefined, call: string): Promise<boolean> {
-    const t = toTimeout(timeout);
+  async #takeAsync(mode: Mode, timeout: number | undefined, options: AsyncOptions | undefined, call: string): Promise<boolean> {
+    const t = toAsyncTimeout(call, timeout);
+    const signal = toSignal(call, options);
     const core = this.#live(call);
+    signal?.throwIfAborted();
     if (this.#try(mode, call)) return true;
     if (t === 0) return false;
     const deadline = t === Infinity ? Infinity : performance.now() + t;
@@ -434,16 +430,17 @@ export class RwLock {
         return this.#took(begun, call);
       }
       for (;;) {
-        if (await settle(core, record, deadline)) {
+        if (await settle(core, record, deadline, signal)) {
           // Claimed: handed the lock, or woken to compete again.
           const resumed = g.rwlock_async_resume(this.address, mode, record.address);
           if (resumed === Acquired.No) continue; // queued again
           record.queuedOn = Queue.None;
           return this.#took(resumed, call);
         }
-        // Timed out: leave the queue; a hand-off may have won the race.
+        // Timed out or aborted: leave the queue; a hand-off may have won the race (then it is ours).
         const cancelled = g.rwlock_async_cancel(this.address, mode, record.address);
         record.queuedOn = Queue.None;
+        if (cancelled === Acquired.No) signal?.throwIfAborted();
         return this.#took(cancelled, call);
       }
     } catch (e) {

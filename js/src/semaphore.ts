@@ -7,9 +7,11 @@ import { Core } from './core.js';
 import { closedError } from './errors.js';
 import { disposeSymbol } from './dispose.js';
 import { Kind, freePrimitive, freedError } from './kinds.js';
-import { Acquired, refuseToBlock } from './lock.js';
-import { toTimeout } from './validate.js';
-import { Queue, settle } from './waiters.js';
+import { Acquired } from './acquired.js';
+import { refuseToBlock } from './lock.js';
+import { Queue } from './records.js';
+import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
+import { settle } from './waiters.js';
 
 /** The most permits a semaphore holds (2^30 - 1). */
 export const MAX_PERMITS = 0x3fff_ffff;
@@ -69,13 +71,21 @@ export class Semaphore {
   /**
    * Takes `n` permits without blocking the thread: resolves `true` once they
    * are this thread's, `false` if `timeout` milliseconds (default: forever)
-   * passed first. Works on every thread.
+   * passed first. Works on every thread. With `{ signal }`, an abort rejects
+   * it with `signal.reason`, leaving the queue (permits taken in a race with
+   * the abort are kept: see `AsyncOptions`).
+   *
+   * @example
+   * if (await slots.acquireAsync(2, undefined, { signal: controller.signal })) slots.release(2);
    */
-  async acquireAsync(n = 1, timeout?: number): Promise<boolean> {
-    checkPermits('Semaphore.acquireAsync()', n);
-    const t = toTimeout(timeout);
-    const core = this.#live('Semaphore.acquireAsync()');
-    if (this.#try(n, 'Semaphore.acquireAsync()')) return true;
+  async acquireAsync(n = 1, timeout?: number, options?: AsyncOptions): Promise<boolean> {
+    const call = 'Semaphore.acquireAsync()';
+    checkPermits(call, n);
+    const t = toAsyncTimeout(call, timeout);
+    const signal = toSignal(call, options);
+    const core = this.#live(call);
+    signal?.throwIfAborted();
+    if (this.#try(n, call)) return true;
     if (t === 0) return false;
     const deadline = t === Infinity ? Infinity : performance.now() + t;
     const g = core.glue;
@@ -87,16 +97,53 @@ export class Semaphore {
     try {
       if (g.semaphore_async_begin(this.address, n, record.address) === Acquired.Yes) return true;
       for (;;) {
-        if (await settle(core, record, deadline)) {
+        if (await settle(core, record, deadline, signal)) {
           if (g.semaphore_async_resume(this.address, n, record.address) === Acquired.Yes) return true;
           continue; // did not fit: queued again
         }
-        return g.semaphore_async_cancel(this.address, n, record.address) === Acquired.Yes;
+        // Timed out or aborted: leave the queue; the permits may have been granted meanwhile (then they are ours).
+        const granted = g.semaphore_async_cancel(this.address, n, record.address) === Acquired.Yes;
+        if (!granted) signal?.throwIfAborted();
+        return granted;
       }
     } finally {
       core.keepAlive.leave();
       record.queuedOn = Queue.None;
       core.pool.give(record);
+    }
+  }
+
+  /**
+   * Runs `fn` holding `n` permits (taken with `acquire(n)`, so only where
+   * blocking is allowed) and returns them however `fn` ends. Returns what
+   * `fn` returns.
+   *
+   * @example
+   * const page = slots.withPermits(1, () => fetchPage(url));
+   */
+  withPermits<T>(n: number, fn: () => T): T {
+    this.acquire(n);
+    try {
+      return fn();
+    } finally {
+      this.release(n);
+    }
+  }
+
+  /**
+   * Runs `fn` (which may be async) holding `n` permits taken with
+   * `acquireAsync(n)`, and returns them once `fn`'s result settles. Works on
+   * every thread. `{ signal }` cancels the wait (then `fn` does not run).
+   *
+   * @example
+   * await slots.withPermitsAsync(2, async () => { await upload(a); await upload(b); });
+   */
+  async withPermitsAsync<T>(n: number, fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    await this.acquireAsync(n, undefined, options);
+    try {
+      return await fn();
+    } finally {
+      this.release(n);
     }
   }
 

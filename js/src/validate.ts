@@ -49,6 +49,70 @@ export function toTimeout(value: unknown): number {
   return q > 0 ? q : 0;
 }
 
+/**
+ * The timeout of an async call, as `toTimeout` reads it, after refusing an
+ * object with a signal there: `lockAsync({ signal })`, other libraries'
+ * habit, would otherwise be read as NaN, a wait forever that ignores the signal.
+ */
+export function toAsyncTimeout(call: string, value: unknown): number {
+  if (typeof value === 'object' && value !== null && 'signal' in value) {
+    throw new TypeError(`parklot: ${call}: the timeout is an object with a signal; pass { signal } after the timeout (undefined: no timeout), as in lock.lockAsync(undefined, { signal })`);
+  }
+  return toTimeout(value);
+}
+
+/**
+ * What parklot uses of an `AbortSignal`, written out so that the package's
+ * types need no DOM library (a consumer on `lib: ES2022` alone type-checks);
+ * every real AbortSignal has it, and only a real one is accepted at run time.
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  throwIfAborted(): void;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
+ * What every async acquisition and wait takes after its timeout (or, where
+ * it has none, after its other arguments): `lock.lockAsync(100, { signal })`.
+ */
+export interface AsyncOptions {
+  /**
+   * Aborting it ends the wait: the promise rejects with `signal.reason` and
+   * the wait leaves its queue. A signal aborted already rejects at once. A
+   * grant that won the race with the abort (the lock handed over, the
+   * permits taken, the notify, the barrier opened) is kept: the promise
+   * settles as it would have without the signal.
+   */
+  readonly signal?: AbortSignalLike | undefined;
+}
+
+/** AbortSignal.prototype.aborted's getter: it accepts real AbortSignals only. */
+const signalAborted = typeof AbortSignal === 'function' ? Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get : undefined;
+
+/**
+ * The signal of an async call's options (`{ signal }`), or undefined; a
+ * TypeError for options that are not an object or a signal that is not an
+ * AbortSignal (checked by its internal slot, as `isSharedArrayBuffer` does).
+ */
+export function toSignal(call: string, options: unknown): AbortSignalLike | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`parklot: ${call}: the options must be an object ({ signal }) or undefined, got ${options === null ? 'null' : typeof options}`);
+  }
+  const signal = (options as { signal?: unknown }).signal;
+  if (signal === undefined) return undefined;
+  try {
+    if (signalAborted === undefined || typeof signal !== 'object' || signal === null) throw new TypeError();
+    signalAborted.call(signal);
+  } catch {
+    throw new TypeError(`parklot: ${call}: options.signal must be an AbortSignal (from an AbortController, or AbortSignal.timeout()), got ${signal === null ? 'null' : typeof signal}`);
+  }
+  return signal as AbortSignalLike;
+}
+
 /** A notify count as `Atomics.notify` reads it: `undefined` is +Infinity, else at least 0. */
 export function toCount(value: unknown): number {
   if (value === undefined) return Infinity;

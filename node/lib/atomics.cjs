@@ -8,7 +8,7 @@
 
 /**
  * Makes `{ wait, notify, waitAsync, waiterCount }` over `native` (the addon)
- * and `host` ({ setTimeout, clearTimeout, now }: the module realm's timers,
+ * and `host` ({ setTimeout, clearTimeout, now, queueMicrotask }: the module realm's timers,
  * unreferenced, and clock; `engine`: the engine's own `Atomics.wait` and
  * `Atomics.notify`, captured before any install).
  */
@@ -45,6 +45,15 @@ function makeAtomics(native, host) {
   // count read with a read-modify-write: see node/src/queued.rs).
   const views = new WeakMap();
   const queued = host.queued;
+  // The view the last notify validated (only where `queued` can be read),
+  // and its length then; forgotten at the next microtask checkpoint, so that
+  // the wrapper never keeps a buffer alive past the current task.
+  let lastView;
+  let lastLength = 0;
+  const forget = () => {
+    lastView = undefined;
+    lastLength = 0;
+  };
 
   function isShared(buffer) {
     try {
@@ -137,6 +146,21 @@ function makeAtomics(native, host) {
     },
 
     notify(typedArray, index, count) {
+      // The fast path, for a notify with no parklot wait queued anywhere, on
+      // the view the last notify validated, with a plain in-range integer
+      // index and a numeric or absent count: nothing here can run user code
+      // or throw, so the engine's notify alone gives the spec's answer (it
+      // wakes the engine's own waiters, if any).
+      if (
+        typedArray === lastView &&
+        typeof index === 'number' &&
+        index >>> 0 === index &&
+        index < lastLength &&
+        (count === undefined || typeof count === 'number') &&
+        add(queued, 0, 0) === 0
+      ) {
+        return engineNotify(typedArray, index, count);
+      }
       let view = views.get(typedArray);
       const { big, shared } = view ?? validate(typedArray, 'notify');
       const i = accessIndex(typedArray, index, 'notify');
@@ -149,6 +173,12 @@ function makeAtomics(native, host) {
       if (view === undefined) {
         view = { base: native.address(typedArray), big, shared };
         views.set(typedArray, view);
+      }
+      if (queued !== undefined) {
+        if (lastView === undefined) host.queueMicrotask(forget);
+        // A SharedArrayBuffer never shrinks: this length stays a bound.
+        lastView = typedArray;
+        lastLength = apply(typedArrayLength, typedArray, []);
       }
       // parklot's waiters first, then the engine's own (its Atomics.wait
       // captured before install(), another realm's, wasm's wait32), up to

@@ -4,7 +4,7 @@
 // (one ParkingLot per process, shared by the main thread and every worker).
 
 const { performance } = require('node:perf_hooks');
-const native = require('./parklot.node');
+const native = require('./load.cjs').loadAddon();
 const { makeAtomics } = require('./atomics.cjs');
 
 // The engine's own wait and notify, captured before install() replaces them
@@ -17,6 +17,7 @@ const host = {
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (timer) => clearTimeout(timer),
   now: () => performance.now(),
+  queueMicrotask: (fn) => queueMicrotask(fn),
   engine,
   // The addon's count of queued waits, process-wide (undefined where an
   // external ArrayBuffer cannot be made: notify then always asks the addon).

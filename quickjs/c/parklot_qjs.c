@@ -18,9 +18,13 @@
  * - a SharedArrayBuffer's memory is freed: parklot_cancel_range on it (a
  *   pending waitAsync also holds its buffer, so this finds none of ours).
  *
- * The pump blocks the owning thread only when nothing else is queued, until
- * the next outcome or the nearest timeout; meanwhile the libc event loop's
- * timers and messages wait too (documented in the README).
+ * Where the thread runs quickjs-libc's loop and the embedder said so
+ * (parklot_qjs_settle_on_libc_loop: the shell and its workers), the waker
+ * also writes to the context's eventfd, which the loop polls beside its
+ * other handlers, and a loop timer expires the nearest timeout: the loop's
+ * timers and messages run while a wait is pending. Elsewhere (run-test262,
+ * which only runs jobs) the pump blocks the owning thread when nothing else
+ * is queued, until the next outcome or the nearest timeout.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,7 +33,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "parklot.h"
 #include "quickjs.h"
@@ -57,7 +63,9 @@ typedef struct qjs_waiter {
 } qjs_waiter;
 
 /** A context's waitAsync bookkeeping. `lock` guards `waiters`, `pending`,
- *  `pump_queued` and every waiter's `outcome`. */
+ *  `pump_queued` and every waiter's `outcome`; the fields from `libc_loop`
+ *  on are the owning thread's alone (`wake_fd` is written once, before any
+ *  waker can read it). */
 typedef struct qjs_context {
     struct qjs_context *next;
     JSContext *ctx;
@@ -67,6 +75,12 @@ typedef struct qjs_context {
     size_t pending;
     bool pump_queued;
     JSValue growable_getter; /* SharedArrayBuffer.prototype.growable's, as made */
+    bool libc_loop;          /* settle through quickjs-libc's loop */
+    int wake_fd;             /* eventfd the wakers write, or -1 */
+    bool watching;           /* the loop has a read handler on wake_fd */
+    int64_t timer_id;        /* the loop's timer for timer_deadline_ns, or 0 */
+    int64_t timer_deadline_ns;
+    JSValue on_wake, on_timer; /* deliver(), as the loop calls it */
 } qjs_context;
 
 /** Runtimes whose [[CanBlock]] is false (few: run-test262's CanBlockIsFalse). */
@@ -98,6 +112,10 @@ static qjs_context *context_state(JSContext *ctx, bool create)
         pthread_condattr_t attr;
         st->ctx = ctx;
         st->growable_getter = JS_UNDEFINED;
+        st->wake_fd = -1;
+        st->timer_deadline_ns = INT64_MAX;
+        st->on_wake = JS_UNDEFINED;
+        st->on_timer = JS_UNDEFINED;
         pthread_mutex_init(&st->lock, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -343,6 +361,12 @@ static void waiter_settled(void *data, int32_t outcome)
     w->outcome = outcome;
     st->pending--;
     pthread_cond_broadcast(&st->changed);
+    if (st->wake_fd >= 0) {
+        /* Under the lock: once pending is 0 the context may be freed. */
+        uint64_t one = 1;
+        ssize_t n = write(st->wake_fd, &one, sizeof(one));
+        (void)n; /* only fails when the counter is full: a wake is pending anyway */
+    }
     pthread_mutex_unlock(&st->lock);
 }
 
@@ -356,6 +380,13 @@ static void free_waiter(JSContext *ctx, qjs_waiter *w)
 }
 
 static JSValue pump(JSContext *ctx, int argc, JSValueConst *argv);
+static void resolve_settled(JSContext *ctx, qjs_waiter *done);
+
+/* Whether the context's waits settle through quickjs-libc's loop (else the pump). */
+static bool on_libc_loop(JSContext *ctx, qjs_context *st)
+{
+    return st->libc_loop && parklot_qjs_libc_loop_runs(ctx);
+}
 
 /* Detaches the settled waiters; with may_block and nothing else to run,
  * first waits for one (expiring due ones). Call with st->lock held. */
@@ -391,7 +422,7 @@ static qjs_waiter *take_settled(JSContext *ctx, qjs_context *st)
             pthread_mutex_lock(&st->lock);
             continue;
         }
-        if (done || !st->pending || JS_IsJobPending(JS_GetRuntime(ctx)))
+        if (done || !st->pending || on_libc_loop(ctx, st) || JS_IsJobPending(JS_GetRuntime(ctx)))
             return done;
         if (nearest == INT64_MAX) {
             pthread_cond_wait(&st->changed, &st->lock);
@@ -420,6 +451,14 @@ static JSValue pump(JSContext *ctx, int argc, JSValueConst *argv)
     pthread_mutex_unlock(&st->lock);
     if (again)
         JS_EnqueueJob(ctx, pump, 0, NULL);
+    resolve_settled(ctx, done);
+    return JS_UNDEFINED;
+}
+
+/* Resolves the promises of `done` (detached settled waiters) and frees them. */
+static void resolve_settled(JSContext *ctx, qjs_waiter *done)
+{
+    qjs_waiter *next;
     for (; done; done = next) {
         next = done->next;
         if (done->outcome == PARKLOT_ASYNC_CANCELLED) {
@@ -435,7 +474,79 @@ static JSValue pump(JSContext *ctx, int argc, JSValueConst *argv)
         JS_FreeValue(ctx, ret);
         free_waiter(ctx, done);
     }
+}
+
+/* On quickjs-libc's loop: keeps a read handler on the eventfd while the
+ * context has waiters, and a timer at the nearest timeout. A pending wait
+ * thus keeps the thread's loop alive, timed or not (QuickJS has no
+ * waitAsync of its own to follow; Node's loop would exit for an infinite
+ * one). Owning thread only. */
+static void arm_libc_loop(JSContext *ctx, qjs_context *st)
+{
+    int64_t nearest = INT64_MAX;
+    bool any;
+
+    pthread_mutex_lock(&st->lock);
+    any = st->waiters != NULL;
+    for (qjs_waiter *w = st->waiters; w; w = w->next)
+        if (w->outcome < 0 && !w->expiring && w->deadline_ns < nearest)
+            nearest = w->deadline_ns;
+    pthread_mutex_unlock(&st->lock);
+    if (any != st->watching &&
+        parklot_qjs_libc_set_read_handler(ctx, st->wake_fd, any ? st->on_wake : JS_NULL) == 0)
+        st->watching = any;
+    if (nearest != st->timer_deadline_ns) {
+        if (st->timer_id > 0)
+            parklot_qjs_libc_clear_timeout(ctx, st->timer_id);
+        st->timer_id = 0;
+        st->timer_deadline_ns = nearest;
+        if (nearest != INT64_MAX) {
+            int64_t left = nearest - now_ns();
+            st->timer_id = parklot_qjs_libc_set_timeout(
+                ctx, st->on_timer, left <= 0 ? 1 : (left + 999999) / 1000000);
+        }
+    }
+}
+
+/* The loop's read handler (magic 0, the eventfd is readable) and timer
+ * (magic 1, the nearest timeout is due): expires due waits, resolves the
+ * settled ones' promises, re-arms. */
+static JSValue deliver(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
+                       int magic)
+{
+    qjs_context *st = context_state(ctx, false);
+    qjs_waiter *done;
+    uint64_t count;
+
+    if (!st)
+        return JS_UNDEFINED;
+    if (magic == 1) { /* the timer is spent */
+        st->timer_id = 0;
+        st->timer_deadline_ns = INT64_MAX;
+    } else if (read(st->wake_fd, &count, sizeof(count)) < 0) {
+        /* EAGAIN: nothing was written since the last read */
+    }
+    pthread_mutex_lock(&st->lock);
+    done = take_settled(ctx, st);
+    pthread_mutex_unlock(&st->lock);
+    resolve_settled(ctx, done);
+    arm_libc_loop(ctx, st);
     return JS_UNDEFINED;
+}
+
+void parklot_qjs_settle_on_libc_loop(JSContext *ctx)
+{
+    qjs_context *st = context_state(ctx, true);
+    if (!st || st->libc_loop)
+        return;
+    st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (st->wake_fd < 0)
+        return; /* the pump settles them */
+    st->on_wake = JS_NewCFunctionMagic(ctx, deliver, "parklot: waitAsync settled", 0,
+                                       JS_CFUNC_generic_magic, 0);
+    st->on_timer = JS_NewCFunctionMagic(ctx, deliver, "parklot: waitAsync timeout", 0,
+                                        JS_CFUNC_generic_magic, 1);
+    st->libc_loop = true;
 }
 
 static JSValue wait_async_result(JSContext *ctx, bool async, JSValue value)
@@ -511,7 +622,10 @@ static JSValue js_parklot_wait_async(JSContext *ctx, JSValueConst this_val, int 
             return JS_ThrowInternalError(ctx, "Atomics.waitAsync: parklot failed (%d)", r);
         return wait_async_result(ctx, false, JS_NewString(ctx, "not-equal"));
     }
-    if (!st->pump_queued) {
+    if (on_libc_loop(ctx, st)) {
+        pthread_mutex_unlock(&st->lock);
+        arm_libc_loop(ctx, st);
+    } else if (!st->pump_queued) {
         st->pump_queued = true;
         pthread_mutex_unlock(&st->lock);
         JS_EnqueueJob(ctx, pump, 0, NULL);
@@ -610,6 +724,10 @@ void parklot_qjs_free_context(JSContext *ctx)
             free_waiter(ctx, w);
         }
         JS_FreeValue(ctx, st->growable_getter);
+        JS_FreeValue(ctx, st->on_wake);
+        JS_FreeValue(ctx, st->on_timer);
+        if (st->wake_fd >= 0)
+            close(st->wake_fd);
         pthread_mutex_destroy(&st->lock);
         pthread_cond_destroy(&st->changed);
         free(st);

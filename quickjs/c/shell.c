@@ -21,6 +21,8 @@ static JSContext *shell_new_context(JSRuntime *rt)
     js_init_module_bjson(ctx, "qjs:bjson");
 #ifdef PARKLOT_QJS_HOOKS_H
     parklot_qjs_add_helpers(ctx);
+    /* The shell's threads run quickjs-libc's loop (js_std_loop). */
+    parklot_qjs_settle_on_libc_loop(ctx);
 #endif
     return ctx;
 }

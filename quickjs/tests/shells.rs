@@ -90,3 +90,12 @@ fn one_thread_runs_many_runtimes_in_turn() {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}:\n{text}", out.status);
 }
+
+/// A pending `waitAsync` on the shell's main thread leaves quickjs-libc's
+/// loop running: its timers fire and a worker's messages arrive meanwhile,
+/// and the wait settles through the loop.
+#[test]
+fn the_event_loop_runs_while_a_wait_async_is_pending() {
+    let out = run(env!("CARGO_BIN_EXE_parklot-qjs"), "loop-while-waiting.js");
+    assert_eq!(out.trim(), "ok ticks messages waited");
+}

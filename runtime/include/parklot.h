@@ -142,8 +142,11 @@ int32_t parklot_condition_wait(parklot_condition_t *cond, parklot_lock_t *lock, 
  *  Returns 1 if there was one, 0 if not, PARKLOT_EINVAL for NULL. */
 int32_t parklot_condition_notify_one(parklot_condition_t *cond);
 
-/** Wakes every waiter on `cond`.
- *  Returns how many were woken, or PARKLOT_EINVAL for NULL. */
+/** Wakes every waiter on `cond`: blocked ones are moved, asleep, onto the
+ *  queue of the lock they wait with (none woken while it is held, one if it
+ *  is free), and each release of the lock wakes the next, instead of all
+ *  waking at once to fight for it.
+ *  Returns how many were released, or PARKLOT_EINVAL for NULL. */
 int64_t parklot_condition_notify_all(parklot_condition_t *cond);
 
 /* ---- Atomics.wait / Atomics.notify --------------------------------------- */

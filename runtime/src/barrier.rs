@@ -169,8 +169,8 @@ impl Barrier {
     ///
     /// # Panics
     /// If the barrier is or becomes broken (use
-    /// [`wait_checked`](Self::wait_checked) to handle that), or if this
-    /// thread would wait and may not block.
+    /// [`wait_checked`](Self::wait_checked) to handle that). (A thread that
+    /// may not block waits awake instead of parking.)
     pub fn wait(&self) -> BarrierWaitResult {
         match self.wait_deadline(None) {
             Ok(r) => r,
@@ -324,7 +324,7 @@ impl Barrier {
         Owed {
             abandon: &BARRIER_ABANDON,
             object: (self as *const Barrier).cast(),
-            with: 0,
+            with: core::ptr::null(),
         }
     }
 

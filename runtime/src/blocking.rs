@@ -3,8 +3,15 @@
 //! A browser page's main thread traps on `memory.atomic.wait32`. The embedder
 //! marks such a thread with [`set_thread_may_block(false)`]; from then on the
 //! core never sleeps on it: bucket and word locks spin instead (their critical
-//! sections are a few instructions), and a call that would have to park
-//! panics with a message naming the async alternative instead of trapping.
+//! sections are a few instructions), and a call that has to wait (a held
+//! `Lock`, `RwLock`, a `Semaphore` without permits, a `Once` another thread
+//! runs, a `Condition` or `Barrier` wait, `futex::wait`) queues its record in
+//! the ParkingLot like any sleeper and then stays awake watching it (the
+//! parkers in `sys`), so it is served in the same order, with the same
+//! fairness and hand-offs, and its timeouts hold. Where the caller can
+//! await, the async forms are the better choice: they leave the thread free
+//! meanwhile. (The JS package refuses blocking calls on such threads itself,
+//! since its callers have the async forms.)
 
 use core::cell::Cell;
 
@@ -22,16 +29,6 @@ pub fn set_thread_may_block(may_block: bool) {
 #[inline]
 pub fn thread_may_block() -> bool {
     MAY_BLOCK.try_with(|m| m.get()).unwrap_or(true)
-}
-
-/// Panics with a message an app developer can act on.
-#[cold]
-#[track_caller]
-pub(crate) fn refuse_to_block(what: &str) -> ! {
-    panic!(
-        "parklot: {what} would block, and this thread may not block (a browser page's main thread); \
-         use the async form of the call (lockAsync/waitAsync) on this thread"
-    )
 }
 
 #[cfg(all(test, not(loom)))]

@@ -3,21 +3,40 @@
 //!
 //! The waiters' queue is the ParkingLot's, keyed by the condition's address.
 //! The byte only caches whether that queue may be non-empty, so that a notify
-//! with no waiter is a single load:
+//! with no waiter is a single load, and whether it may hold more than one,
+//! so that a `notify_all` of one waiter wakes it without looking for a lock
+//! to move it to:
 //!
 //! | value | meaning                                  |
 //! |-------|------------------------------------------|
 //! | 0     | nobody waits: notify returns at once     |
-//! | 1     | threads may be waiting                   |
+//! | 1 (`ONE`) | one thread may be waiting, no more   |
+//! | 3 (`MANY`) | threads may be waiting, maybe more than one |
 //!
-//! It is set to 1 by a waiter under the queue lock, before it is queued, and
-//! set back to 0 under the queue lock by a notify that empties the queue or by
-//! the last waiter to time out.
+//! It is set by a waiter under the queue lock, before it is queued (`ONE` if
+//! it finds the queue empty, else `MANY`), and set back under the queue lock
+//! by a notify (0 if it empties the queue, else `MANY`) or to 0 by the last
+//! waiter to time out.
 //!
 //! A waiter releases the lock in `before_sleep`, after it is queued, so a
 //! notify that follows the release is certain to find it; and it returns
 //! "notified" only when an unpark claimed it: `notify_one` wakes exactly
 //! the oldest waiter, asleep, about to sleep or async, and nobody else.
+//!
+//! `notify_all` does not wake every waiter to fight for the lock, of whom all
+//! but one would park again at once on the lock (the thundering herd): it
+//! moves them, still asleep, onto the lock's queue
+//! ([`parking_lot::unpark_requeue`]), as parking_lot's `Condvar` does. If the
+//! lock is held, it moves them all and sets the lock's `PARKED` bit, so that
+//! the holder's release wakes the first; if it is free, it wakes the first
+//! to take it and moves the rest, whose turn comes with each release. Every
+//! waiter of a condition uses one lock ([`WrongLock`]), and the waiters say
+//! which (the oldest's record), so no lock address is stored here. Async
+//! waiters are woken instead of moved: they take the lock back through
+//! their own protocol ([`Lock::lock_async_begin`]). `notify_all` returns
+//! how many waiters it released, woken or moved; a moved waiter returns
+//! "notified", even if its deadline passes on the lock's queue, and is then
+//! treated as the lock's own waiters are (a hand-off, a timeout, reaping).
 //!
 //! A waiter whose owner is reaped (a terminated worker) leaves the queue as
 //! if it had timed out; one that a `notify_one` chose before its owner could
@@ -28,16 +47,29 @@
 use crate::clock::deadline_after;
 use crate::clock::Instant;
 use crate::lock::Lock;
-use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, Requeue, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 #[cfg(not(loom))]
 use core::time::Duration;
 
+/// The byte: one thread may be waiting, no more (see the module docs).
+const ONE: u8 = 1;
+/// The byte: threads may be waiting, maybe more than one.
+const MANY: u8 = 3;
+
 /// Unpark token of a `notify_one` (passed on if its waiter is reaped before
 /// it acts on it).
-const TOKEN_NOTIFY_ONE: UnparkToken = 1;
-/// Unpark token of a `notify_all`.
-const TOKEN_NOTIFY_ALL: UnparkToken = 2;
+const TOKEN_NOTIFY_ONE: UnparkToken = 3;
+/// Unpark token of a `notify_all` that wakes every waiter (its waiters use
+/// no one lock it could move them onto).
+const TOKEN_NOTIFY_ALL: UnparkToken = 4;
+// A waiter moved onto the lock is woken with the lock's tokens: ours must
+// not read as its hand-off.
+const _: () = assert!(
+    !Lock::handed_over(TOKEN_NOTIFY_ONE)
+        && !Lock::handed_over(TOKEN_NOTIFY_ALL)
+        && !Lock::handed_over(Lock::TOKEN_WAKE)
+);
 
 /// What a condition waiter owes the others if its owner is reaped (see the
 /// module docs).
@@ -54,6 +86,16 @@ static CONDITION_ABANDON: Abandon = Abandon {
 /// A lock's address, what a condition's waiters are checked against.
 fn lock_address(lock: &Lock) -> usize {
     lock as *const Lock as usize
+}
+
+/// The lock a queued waiter waits with ([`Owed::with`]).
+///
+/// # Safety
+/// A waiter that waits with it is queued (on the condition or on the lock)
+/// and its queue is locked: the lock outlives its waiters' waits.
+unsafe fn lock_at<'a>(with: *const ()) -> &'a Lock {
+    // SAFETY: per our contract; `Condition::owed` made it from a `&Lock`.
+    unsafe { &*with.cast::<Lock>() }
 }
 
 /// The condition a wait that owes CONDITION_ABANDON was queued on.
@@ -165,9 +207,11 @@ impl Condition {
     /// # Safety
     /// The caller holds `lock`.
     ///
+    /// On a thread that may not block ([`crate::set_thread_may_block`]) it
+    /// waits awake instead of parking.
+    ///
     /// # Panics
-    /// On a thread that may not block ([`crate::set_thread_may_block`]), and
-    /// if other waiters wait with another lock ([`WrongLock`]); the lock is
+    /// If other waiters wait with another lock ([`WrongLock`]); the lock is
     /// still held then.
     pub unsafe fn wait_raw(&self, lock: &Lock, deadline: Option<Instant>) -> bool {
         // SAFETY: forwarded from the caller.
@@ -188,15 +232,26 @@ impl Condition {
         deadline: Option<Instant>,
     ) -> Result<bool, WrongLock> {
         let mut wrong = false;
+        // Set if the deadline passed on the lock's queue, where a notify_all
+        // had moved this waiter: it was notified.
+        let mut moved = false;
         // SAFETY: the callbacks only read the queue and store this condition's
-        // byte (no panics, no ParkingLot locking); `before_sleep` unlocks a
-        // lock the caller holds, which may unpark but never parks.
+        // or the lock's byte (no panics, no ParkingLot locking); `before_sleep`
+        // unlocks a lock the caller holds, which may unpark but never parks.
         let result = unsafe {
             parking_lot::park_owing_spinning(
                 self.key(),
                 || self.check_and_mark(lock, &mut wrong),
                 || lock.unlock(),
-                |_, was_last| self.forget_waiters_if_last(was_last),
+                |key, was_last| {
+                    if key == self.key() {
+                        self.forget_waiters_if_last(was_last);
+                    } else {
+                        // Left the lock's queue, as the lock's own waiters do.
+                        moved = true;
+                        lock.forget_parked_if_last(was_last);
+                    }
+                },
                 deadline,
                 self.owed(lock),
             )
@@ -204,8 +259,12 @@ impl Condition {
         if wrong {
             return Err(WrongLock);
         }
-        lock.lock();
-        Ok(result.is_unparked())
+        match result {
+            // Moved onto the lock's queue, and handed the lock by its release.
+            ParkResult::Unparked(token) if Lock::handed_over(token) => {}
+            _ => lock.lock(),
+        }
+        Ok(result.is_unparked() || moved)
     }
 
     /// The `validate` of a wait with `lock`: refuses (setting `wrong`) if the
@@ -215,13 +274,13 @@ impl Condition {
     /// Only as a park's `validate` on this condition's key.
     unsafe fn check_and_mark(&self, lock: &Lock, wrong: &mut bool) -> bool {
         // SAFETY: we are the validate of a park on our key (the caller's contract).
-        if unsafe { parking_lot::queued_with(self.key()) }
-            .is_some_and(|with| with != lock_address(lock))
-        {
+        let queued = unsafe { parking_lot::queued_with(self.key()) };
+        if queued.is_some_and(|with| with.addr() != lock_address(lock)) {
             *wrong = true;
             return false;
         }
-        self.has_waiters.store(1, Ordering::Relaxed);
+        let byte = if queued.is_some() { MANY } else { ONE };
+        self.has_waiters.store(byte, Ordering::Relaxed);
         true
     }
 
@@ -289,13 +348,76 @@ impl Condition {
         self.notify_slow(1) != 0
     }
 
-    /// Wakes every waiter. Returns how many there were.
+    /// Wakes every waiter: moves them onto the lock's queue, waking at most
+    /// one (see the module docs). Returns how many there were.
     #[inline]
     pub fn notify_all(&self) -> usize {
-        if self.has_waiters.load(Ordering::Relaxed) == 0 {
-            return 0;
+        match self.has_waiters.load(Ordering::Relaxed) {
+            0 => 0,
+            // Nobody to move: wake it (or them, if others came meanwhile).
+            ONE => self.notify_slow(usize::MAX),
+            _ => self.notify_all_slow(),
         }
-        self.notify_slow(usize::MAX)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn notify_all_slow(&self) -> usize {
+        match parking_lot::waiting_with(self.key()) {
+            Some(lock) if !lock.is_null() => self.requeue_onto(lock),
+            // Nobody waits (the byte is cleared then) or without a lock.
+            _ => self.notify_slow(usize::MAX),
+        }
+    }
+
+    /// `notify_all` onto the lock at `lock`, which the waiters used a moment ago.
+    fn requeue_onto(&self, lock: *const ()) -> usize {
+        // SAFETY: the callbacks only read the queue and store this
+        // condition's and the lock's bytes; they dereference the lock only
+        // while a waiter that waits with it is queued. Every waiter of ours
+        // understands the lock's tokens (`try_wait_raw`), or is async and
+        // woken, not moved; it owes the lock's debt once moved.
+        let r = unsafe {
+            parking_lot::unpark_requeue(
+                self.key(),
+                lock.addr(),
+                |queued| {
+                    if queued.first_with() != Some(lock) {
+                        // Since we looked, every waiter left and others came
+                        // with another lock: wake them all.
+                        return Requeue {
+                            wake: usize::MAX,
+                            requeue: 0,
+                            owed: None,
+                        };
+                    }
+                    let target = lock_at(lock);
+                    // Held: move them all; its holder's release wakes the
+                    // first. Free: wake the first to take it.
+                    let wake = usize::from(!target.mark_parked_if_locked());
+                    Requeue {
+                        wake,
+                        requeue: usize::MAX,
+                        owed: Some(target.owed()),
+                    }
+                },
+                |op, r| {
+                    self.still_waiting(r.may_have_more);
+                    if op.owed.is_none() {
+                        return TOKEN_NOTIFY_ALL;
+                    }
+                    if op.wake > 0 && r.requeued > 0 {
+                        // Moved onto a free lock: whoever releases it next
+                        // (the woken waiter, or a barger) wakes the next.
+                        lock_at(lock).mark_parked();
+                    }
+                    // The woken competes for the lock, owing what a waiter
+                    // a release woke owes.
+                    Lock::TOKEN_WAKE
+                },
+            )
+        };
+        r.unparked + r.requeued
     }
 
     // Never inlined: its queue walk's stack frame would otherwise be set up
@@ -306,8 +428,7 @@ impl Condition {
         // SAFETY: the callback only stores this condition's byte.
         unsafe {
             parking_lot::unpark_many(self.key(), count, |r| {
-                self.has_waiters
-                    .store(r.may_have_more as u8, Ordering::Relaxed);
+                self.still_waiting(r.may_have_more);
                 if count == 1 {
                     TOKEN_NOTIFY_ONE
                 } else {
@@ -316,6 +437,13 @@ impl Condition {
             })
         }
         .unparked
+    }
+
+    /// A notify, under the queue lock, left waiters queued or not.
+    #[inline]
+    fn still_waiting(&self, may_have_more: bool) {
+        let byte = if may_have_more { MANY } else { 0 };
+        self.has_waiters.store(byte, Ordering::Relaxed);
     }
 
     /// The last waiter left without a notify: nobody waits any more.
@@ -337,7 +465,7 @@ impl Condition {
         Owed {
             abandon: &CONDITION_ABANDON,
             object: (self as *const Condition).cast(),
-            with: lock_address(lock),
+            with: (lock as *const Lock).cast(),
         }
     }
 }
@@ -445,6 +573,7 @@ pub type Condvar = lock_api::Condvar<Condition>;
 mod tests {
     use super::*;
     use crate::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU32};
     use std::sync::Arc;
 
     #[test]
@@ -622,6 +751,212 @@ mod tests {
         if let Err(e) = panicked {
             std::panic::resume_unwind(e);
         }
+    }
+
+    /// A Lock, a Condition, and what the waiters of one test did.
+    #[derive(Default)]
+    struct Herd {
+        lock: Lock,
+        cond: Condition,
+        /// Waiters that returned holding the lock.
+        entered: AtomicU32,
+        /// Of those, the ones that said "notified".
+        notified: AtomicU32,
+        /// Set while a waiter is inside the lock after its wait.
+        inside: AtomicBool,
+    }
+
+    impl Herd {
+        fn lock_key(&self) -> usize {
+            lock_address(&self.lock)
+        }
+
+        /// Waits once with `timeout` (untimed if `None`), then checks that
+        /// it holds the lock alone and counts itself.
+        fn wait_once(&self, timeout: Option<Duration>) {
+            self.lock.lock();
+            // SAFETY: the lock is held.
+            let notified = unsafe {
+                self.cond
+                    .wait_raw(&self.lock, timeout.and_then(deadline_after))
+            };
+            assert!(self.lock.is_locked());
+            assert!(!self.inside.swap(true, Ordering::SeqCst), "two holders");
+            self.entered.fetch_add(1, Ordering::SeqCst);
+            self.notified
+                .fetch_add(u32::from(notified), Ordering::SeqCst);
+            std::thread::yield_now();
+            self.inside.store(false, Ordering::SeqCst);
+            self.lock.unlock();
+        }
+
+        /// Starts `n` waiters and returns once all of them are queued (or,
+        /// with a timeout, have been and left).
+        fn start(
+            self: &Arc<Self>,
+            n: usize,
+            timeout: Option<Duration>,
+        ) -> Vec<std::thread::JoinHandle<()>> {
+            let hs = (0..n)
+                .map(|_| {
+                    let h = self.clone();
+                    std::thread::spawn(move || h.wait_once(timeout))
+                })
+                .collect();
+            while crate::parking_lot::parked_count(self.cond.key())
+                + (self.entered.load(Ordering::SeqCst) as usize)
+                < n
+            {
+                std::thread::yield_now();
+            }
+            hs
+        }
+
+        /// Joins the waiters and checks that each entered once, the lock is
+        /// left free and unmarked and the condition empty.
+        fn finish(&self, hs: Vec<std::thread::JoinHandle<()>>) {
+            let n = hs.len() as u32;
+            for h in hs {
+                h.join().unwrap();
+            }
+            assert_eq!(self.entered.load(Ordering::SeqCst), n);
+            assert!(!self.lock.is_locked());
+            assert!(
+                !self.lock.has_parked(),
+                "PARKED left set with nobody parked"
+            );
+            assert_eq!(crate::parking_lot::parked_count(self.lock_key()), 0);
+            assert_eq!(self.cond.has_waiters.load(Ordering::Relaxed), 0);
+        }
+    }
+
+    #[test]
+    fn notify_all_under_the_lock_moves_the_waiters_instead_of_waking_them() {
+        // The thundering herd: woken all at once, every waiter would find the
+        // lock held by the notifier and park again on it.
+        let n = 6;
+        let herd = Arc::new(Herd::default());
+        let hs = herd.start(n, None);
+        herd.lock.lock();
+        assert_eq!(herd.cond.notify_all(), n);
+        assert_eq!(crate::parking_lot::parked_count(herd.cond.key()), 0);
+        assert_eq!(
+            crate::parking_lot::parked_count(herd.lock_key()),
+            n,
+            "every waiter is asleep on the lock's queue, none was woken to fight for it"
+        );
+        assert!(
+            herd.lock.has_parked(),
+            "the holder's release must wake them"
+        );
+        assert_eq!(herd.entered.load(Ordering::SeqCst), 0);
+        herd.lock.unlock();
+        herd.finish(hs);
+        assert_eq!(herd.notified.load(Ordering::SeqCst), n as u32);
+    }
+
+    /// `n` waiters (with `timeout`), one `notify_all` (under the lock if
+    /// `hold`): every waiter is counted, enters once and says "notified".
+    fn notify_all_releases_each_once(n: usize, timeout: Option<Duration>, hold: bool) {
+        let herd = Arc::new(Herd::default());
+        let hs = herd.start(n, timeout);
+        if hold {
+            herd.lock.lock();
+        }
+        assert_eq!(herd.cond.notify_all(), n);
+        assert_eq!(crate::parking_lot::parked_count(herd.cond.key()), 0);
+        if hold {
+            herd.lock.unlock();
+        }
+        herd.finish(hs);
+        assert_eq!(herd.notified.load(Ordering::SeqCst), n as u32);
+    }
+
+    #[test]
+    fn notify_all_on_a_free_lock_wakes_one_and_moves_the_rest() {
+        notify_all_releases_each_once(6, None, false);
+    }
+
+    #[test]
+    fn timed_waiters_moved_onto_the_lock_are_notified_once_each() {
+        notify_all_releases_each_once(5, Some(Duration::from_secs(30)), true);
+    }
+
+    #[test]
+    fn a_deadline_that_passes_on_the_locks_queue_still_counts_as_notified() {
+        let herd = Arc::new(Herd::default());
+        // One that times out on the lock's queue, one that does not behind it.
+        // Miri's clock runs fast while it interprets: give it room.
+        let scale = if cfg!(miri) { 300 } else { 1 };
+        let mut hs = herd.start(1, Some(Duration::from_millis(30) * scale));
+        let h = herd.clone();
+        hs.push(std::thread::spawn(move || h.wait_once(None)));
+        while crate::parking_lot::parked_count(herd.cond.key()) != 2 {
+            std::thread::yield_now();
+        }
+        herd.lock.lock();
+        assert_eq!(herd.cond.notify_all(), 2);
+        assert_eq!(crate::parking_lot::parked_count(herd.lock_key()), 2);
+        // Hold the lock past the first one's deadline: it leaves the lock's
+        // queue and parks again in `lock`.
+        std::thread::sleep(Duration::from_millis(80) * scale);
+        assert_eq!(herd.entered.load(Ordering::SeqCst), 0);
+        herd.lock.unlock();
+        herd.finish(hs);
+        assert_eq!(herd.notified.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_timeout_racing_notify_all_is_counted_by_exactly_one_of_them() {
+        let rounds = if cfg!(miri) { 5 } else { 300 };
+        for round in 0..rounds {
+            let herd = Arc::new(Herd::default());
+            let hs = herd.start(1, Some(Duration::from_micros(50 + (round % 7) * 20)));
+            let hold = round % 2 == 0;
+            if hold {
+                herd.lock.lock();
+            }
+            let counted = herd.cond.notify_all();
+            if hold {
+                herd.lock.unlock();
+            }
+            herd.finish(hs);
+            assert_eq!(
+                herd.notified.load(Ordering::SeqCst) as usize,
+                counted,
+                "round {round}: notified exactly when notify_all counted it"
+            );
+        }
+    }
+
+    #[test]
+    fn notify_all_wakes_async_waiters_and_moves_the_blocking_ones() {
+        let herd = Arc::new(Herd::default());
+        let record = AsyncWaiter::new();
+        herd.lock.lock();
+        unsafe { herd.cond.wait_async_begin(&herd.lock, &record) }.unwrap();
+        let h = herd.clone();
+        let blocking = std::thread::spawn(move || h.wait_once(None));
+        while crate::parking_lot::parked_count(herd.cond.key()) != 2 {
+            std::thread::yield_now();
+        }
+        herd.lock.lock();
+        assert_eq!(herd.cond.notify_all(), 2, "both released");
+        assert!(record.poll().is_some(), "the async waiter was woken");
+        assert_eq!(
+            crate::parking_lot::parked_count(herd.lock_key()),
+            1,
+            "the blocking waiter was moved"
+        );
+        herd.lock.unlock();
+        // The async waiter takes the lock back as its protocol says.
+        if !unsafe { herd.lock.lock_async_begin(&record) } {
+            while !unsafe { herd.lock.lock_async_resume(&record) } {
+                std::thread::yield_now();
+            }
+        }
+        herd.lock.unlock();
+        herd.finish(vec![blocking]);
     }
 
     #[test]

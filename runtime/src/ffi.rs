@@ -173,7 +173,9 @@ pub unsafe extern "C" fn parklot_condition_notify_one(cond: *const Condition) ->
     unsafe { cond.as_ref() }.map_or(PARKLOT_EINVAL, |c| c.notify_one() as i32)
 }
 
-/// Wakes every waiter. Returns how many, or `PARKLOT_EINVAL` for null.
+/// Wakes every waiter: blocked ones are moved onto their lock's queue (none
+/// woken while the lock is held, one if it is free) and wake as its waiters
+/// do. Returns how many it released, or `PARKLOT_EINVAL` for null.
 ///
 /// # Safety
 /// `cond` is null or live.

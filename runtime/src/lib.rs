@@ -103,7 +103,9 @@ pub use mutexes::{
 pub use once::{Once, OnceBegin, OnceState};
 pub use rwlock::{RawRwLock, RwLockHolders, RwLockPolicy};
 #[cfg(not(loom))]
-pub use rwlock::{RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
+pub use rwlock::{
+    ReadRecursive, RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard,
+};
 pub use semaphore::{Semaphore, MAX_PERMITS};
 
 /// The README's Rust examples, compiled and run as doc tests so they stay true.

@@ -66,13 +66,18 @@
 //!   event loop may be busy for long). A woken thread that dies before it runs
 //!   is reaped, and its reaper sets the bit it carried and passes the wake on;
 //! - a waiter that times out as the last one clears `PARKED` under the queue lock;
+//! - a condition's `notify_all` that moves its waiters onto this lock's queue
+//!   ([`crate::Condition::notify_all`]) sets `PARKED` under the queue lock:
+//!   by CAS while the lock is held (then the holder's release wakes the first
+//!   of them), else after moving them, having woken the first to compete
+//!   (whose release wakes the next). The moved wait like async waiters: woken
+//!   to compete, they are never marked `WAKING` nor carry `PARKED`;
 //! - a reaper releasing the lock of an owner that is gone
 //!   ([`Lock::unlock_owner_died`]) sets `OWNER_DIED` as it releases (never
 //!   handing over); acquisitions keep it, the holder reads and clears it with
 //!   [`Lock::take_owner_died`], and every unlock clears it. It is never set
 //!   on the fast paths' expected values, so they cost nothing more.
 
-use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync::{self, AtomicU8, Ordering};
@@ -241,9 +246,8 @@ impl Lock {
 
     /// Acquires the lock, spinning briefly and then parking until it is free.
     ///
-    /// # Panics
-    /// If the lock is held and this thread may not block
-    /// ([`crate::set_thread_may_block`]).
+    /// On a thread that may not block ([`crate::set_thread_may_block`]) it
+    /// waits awake, in the same queue, instead of parking.
     #[inline]
     pub fn lock(&self) {
         if !self.cas(0, LOCKED) {
@@ -517,12 +521,13 @@ impl Lock {
         self as *const Lock as usize
     }
 
-    /// What a waiter on this lock owes the others if it is reaped.
-    fn owed(&self) -> Owed {
+    /// What a waiter on this lock owes the others if it is reaped (also a
+    /// condition waiter moved onto this lock's queue).
+    pub(crate) fn owed(&self) -> Owed {
         Owed {
             abandon: &LOCK_ABANDON,
             object: (self as *const Lock).cast(),
-            with: 0,
+            with: core::ptr::null(),
         }
     }
 
@@ -537,6 +542,44 @@ impl Lock {
             .is_ok()
     }
 
+    /// For a requeue onto this lock, under its queue lock: sets `PARKED` if
+    /// the lock is held, so that the holder's release wakes the moved
+    /// waiters. Returns whether it was held (else it changes nothing).
+    pub(crate) fn mark_parked_if_locked(&self) -> bool {
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & LOCKED == 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | PARKED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// For a requeue onto this lock, under its queue lock, after it moved
+    /// waiters here while the lock was free: sets `PARKED`, so that whoever
+    /// releases it next (the waiter the requeue woke, or a barger) wakes one.
+    pub(crate) fn mark_parked(&self) {
+        self.state.fetch_or(PARKED, Ordering::Relaxed);
+    }
+
+    /// The token a requeue onto this lock hands the waiter it wakes to
+    /// compete, as a release that wakes one does.
+    pub(crate) const TOKEN_WAKE: UnparkToken = TOKEN_RETRY;
+
+    /// Whether a waiter that this lock's release woke with `token` was
+    /// handed the lock (else it competes for it again).
+    pub(crate) const fn handed_over(token: UnparkToken) -> bool {
+        token == TOKEN_HANDOFF
+    }
+
     /// The byte parkers validate against: held, with parked threads.
     #[inline]
     fn parked_and_locked(&self) -> bool {
@@ -544,8 +587,9 @@ impl Lock {
     }
 
     /// A waiter that gave up was the last one: nobody is parked any more.
+    /// Under the queue lock (also for a condition waiter moved onto it).
     #[inline]
-    fn forget_parked_if_last(&self, was_last: bool) {
+    pub(crate) fn forget_parked_if_last(&self, was_last: bool) {
         if was_last {
             self.state.fetch_and(!PARKED, Ordering::Relaxed);
         }
@@ -598,9 +642,6 @@ impl Lock {
     #[cold]
     fn lock_slow(&self, spin_limit: u32, deadline: Option<Instant>) -> bool {
         self.acquire_loop(spin_limit, || {
-            if !thread_may_block() {
-                refuse_to_block("Lock::lock on a held lock");
-            }
             // SAFETY: the callbacks only touch this lock's byte: no panics, no
             // ParkingLot calls.
             let result = unsafe {
@@ -932,25 +973,23 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_that_may_not_block_is_refused_with_a_clear_message() {
+    fn a_thread_that_may_not_block_waits_awake_for_a_held_lock() {
         let l = Arc::new(Lock::new());
         l.lock();
         let l2 = l.clone();
-        let err = std::thread::spawn(move || {
+        let waiter = std::thread::spawn(move || {
             crate::set_thread_may_block(false);
-            // Uncontended paths still work on such a thread...
+            // Uncontended paths work as anywhere...
             assert!(!l2.try_lock());
-            // ...but a lock() that would park is refused.
+            // ...and a lock() that must wait queues and stays awake (the
+            // parkers' `stay_awake`) until it is handed the lock.
             l2.lock();
-        })
-        .join()
-        .unwrap_err();
-        let msg = err.downcast_ref::<String>().unwrap();
-        assert!(
-            msg.contains("may not block") && msg.contains("lockAsync"),
-            "{msg}"
-        );
-        l.unlock();
+            l2.unlock();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        l.unlock_fair();
+        waiter.join().unwrap();
+        assert!(!l.is_locked());
     }
 
     #[test]

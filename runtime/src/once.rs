@@ -27,7 +27,6 @@
 //! [`Once::wait_while_running`] and [`Once::wait_async_begin`] wait for
 //! another thread's run.
 
-use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::Instant;
 use crate::lock::spin_limit;
 use crate::parking_lot::{self, AsyncWaiter, ParkResult};
@@ -212,9 +211,8 @@ impl Once {
     /// parks. Returns `false` if `deadline` passed first, else `true` (the
     /// run ended, or no run was in progress: try again).
     ///
-    /// # Panics
-    /// If it would park on a thread that may not block
-    /// ([`crate::set_thread_may_block`]).
+    /// On a thread that may not block ([`crate::set_thread_may_block`]) it
+    /// waits awake instead of parking.
     pub fn wait_while_running(&self, deadline: Option<Instant>) -> bool {
         let limit = spin_limit();
         let mut spins = 0;
@@ -236,9 +234,6 @@ impl Once {
                 {
                     continue;
                 }
-            }
-            if !thread_may_block() {
-                refuse_to_block("Once::call_once while another thread runs it");
             }
             // SAFETY: the callback only reads this Once's byte.
             let r = unsafe {

@@ -35,7 +35,6 @@
 //! So the semaphore is FIFO-ish: arrivals barge, but about once a
 //! millisecond the oldest parked waiter goes first.
 
-use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
@@ -122,8 +121,8 @@ impl Semaphore {
     /// Takes `n` permits, spinning briefly and then parking until they are free.
     ///
     /// # Panics
-    /// If `n` exceeds [`MAX_PERMITS`] (it could never be satisfied), or if it
-    /// would park on a thread that may not block.
+    /// If `n` exceeds [`MAX_PERMITS`] (it could never be satisfied). (A
+    /// thread that may not block waits awake instead of parking.)
     #[inline]
     pub fn acquire(&self, n: u32) {
         if !self.try_take(n, false) {
@@ -219,7 +218,7 @@ impl Semaphore {
                 &SEMAPHORE_ABANDON
             },
             object: (self as *const Semaphore).cast(),
-            with: 0,
+            with: core::ptr::null(),
         }
     }
 
@@ -280,9 +279,6 @@ impl Semaphore {
             "Semaphore::acquire: more permits than it can hold"
         );
         self.acquire_loop(n, spin_limit(), false, |turn| {
-            if !thread_may_block() {
-                refuse_to_block("Semaphore::acquire without enough permits");
-            }
             // SAFETY: the callbacks only read or edit this semaphore's word.
             let result = unsafe {
                 parking_lot::park_owing(

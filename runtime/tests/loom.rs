@@ -25,6 +25,14 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
+/// [`model`] with at most `bound` preemptions, whatever `LOOM_MAX_PREEMPTIONS`
+/// allows: for a model of three threads, where 2 takes minutes.
+fn model_bounded(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.min(bound)));
+    builder.check(f);
+}
+
 /// A counter that only a working lock keeps race-free.
 struct Counter(UnsafeCell<u32>);
 // SAFETY (test): loom checks every access for races.
@@ -244,6 +252,103 @@ fn condition_wait_notify_has_no_lost_or_spurious_wakeups() {
         });
         notifier.join().unwrap();
         waiter.join().unwrap();
+        assert!(!shared.1.notify_one(), "the has-waiters byte was left set");
+    });
+}
+
+/// `notify_all` moving a timed waiter onto its lock's queue, against that
+/// waiter's deadline (loom's clock stands at 0, so a deadline of now passes
+/// at once, unless a notify claimed or moved the waiter first) and against
+/// the lock's release, which must wake it there. An async waiter queued
+/// first (by the model's thread, which must not block) makes two, so that
+/// `notify_all` looks for a lock to move them to: the async one is woken,
+/// the blocking one moved. With `hold` the notify comes under the lock
+/// (nobody else woken), without it after the release (the first is woken).
+/// The blocking waiter takes the lock back exactly once and says "notified"
+/// exactly when `notify_all` counted it; nothing is left parked or marked.
+fn notify_all_requeue_against_a_timeout_and_an_unlock(hold: bool) {
+    use parklot::parking_lot::AsyncWaiter;
+    parklot::set_spin_limit(0);
+    model(move || {
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter(UnsafeCell::new(0))));
+        let record = AsyncWaiter::new();
+        shared.0.lock();
+        unsafe { shared.1.wait_async_begin(&shared.0, &record) }.unwrap();
+        let s2 = shared.clone();
+        let waiter = thread::spawn(move || {
+            s2.0.lock();
+            let notified = unsafe { s2.1.wait_raw(&s2.0, Some(parklot::Instant::now())) };
+            s2.2.bump();
+            s2.0.unlock();
+            notified
+        });
+        let s3 = shared.clone();
+        let notifier = thread::spawn(move || {
+            s3.0.lock();
+            s3.2.bump();
+            let counted = if hold { s3.1.notify_all() } else { 0 };
+            s3.0.unlock();
+            counted + if hold { 0 } else { s3.1.notify_all() }
+        });
+        let notified = waiter.join().unwrap();
+        let counted = notifier.join().unwrap();
+        assert!(record.poll().is_some(), "the async waiter was woken");
+        assert_eq!(
+            counted,
+            1 + usize::from(notified),
+            "counted exactly the notified"
+        );
+        assert_eq!(shared.2.get(), 2);
+        assert!(!shared.0.is_locked(), "the lock is held by nobody");
+        assert!(!shared.0.has_parked(), "PARKED left set with nobody parked");
+        assert!(!shared.1.notify_one(), "the has-waiters byte was left set");
+    });
+}
+
+#[test]
+fn notify_all_under_the_lock_requeue_against_a_timeout_and_an_unlock() {
+    notify_all_requeue_against_a_timeout_and_an_unlock(true);
+}
+
+#[test]
+fn notify_all_after_the_unlock_against_a_timeout() {
+    notify_all_requeue_against_a_timeout_and_an_unlock(false);
+}
+
+/// Two untimed waiters and a `notify_all` after the release: the first is
+/// woken, the second moved onto the lock (PARKED set after the move), and
+/// the first's release (or a later one) wakes it. Three threads: one
+/// preemption keeps it to seconds (two take over seven minutes).
+#[test]
+fn notify_all_on_a_free_lock_wakes_one_and_the_moved_one_follows() {
+    parklot::set_spin_limit(0);
+    model_bounded(1, || {
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter(UnsafeCell::new(0))));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    s.0.lock();
+                    while s.2.get() == 0 {
+                        assert!(unsafe { s.1.wait_raw(&s.0, None) });
+                    }
+                    s.0.unlock();
+                })
+            })
+            .collect();
+        let s = shared.clone();
+        let notifier = thread::spawn(move || {
+            s.0.lock();
+            s.2.bump();
+            s.0.unlock();
+            s.1.notify_all();
+        });
+        notifier.join().unwrap();
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert!(!shared.0.is_locked(), "the lock is held by nobody");
+        assert!(!shared.0.has_parked(), "PARKED left set with nobody parked");
         assert!(!shared.1.notify_one(), "the has-waiters byte was left set");
     });
 }
@@ -494,6 +599,33 @@ mod rwlock {
         );
     }
 
+    /// A reader (`recursive`: by `lock_shared_recursive`) that returns the
+    /// count it saw, and a writer that bumps it.
+    fn spawn_reader_and_writer(
+        l: &Arc<RawRwLock>,
+        data: &Arc<Counter>,
+        recursive: bool,
+    ) -> (thread::JoinHandle<u32>, thread::JoinHandle<()>) {
+        let (l2, d2) = (l.clone(), data.clone());
+        let reader = thread::spawn(move || {
+            if recursive {
+                l2.lock_shared_recursive();
+            } else {
+                l2.lock_shared();
+            }
+            let seen = d2.get();
+            unsafe { l2.unlock_shared() };
+            seen
+        });
+        let (l3, d3) = (l.clone(), data.clone());
+        let writer = thread::spawn(move || {
+            l3.lock_exclusive();
+            d3.bump();
+            unsafe { l3.unlock_exclusive() };
+        });
+        (reader, writer)
+    }
+
     /// The main thread holds the write lock while a reader and a writer
     /// queue, then releases it fairly: the hand-off goes to the writer or to
     /// the reader (the batch), and everyone gets in exactly once.
@@ -503,19 +635,7 @@ mod rwlock {
             let l = Arc::new(RawRwLock::with_policy(policy));
             let data = Arc::new(Counter(UnsafeCell::new(0)));
             l.lock_exclusive();
-            let (l2, d2) = (l.clone(), data.clone());
-            let reader = thread::spawn(move || {
-                l2.lock_shared();
-                let seen = d2.get();
-                unsafe { l2.unlock_shared() };
-                seen
-            });
-            let (l3, d3) = (l.clone(), data.clone());
-            let writer = thread::spawn(move || {
-                l3.lock_exclusive();
-                d3.bump();
-                unsafe { l3.unlock_exclusive() };
-            });
+            let (reader, writer) = spawn_reader_and_writer(&l, &data, false);
             data.bump();
             unsafe {
                 if fair {
@@ -655,6 +775,27 @@ mod rwlock {
                 assert_idle(&l);
             });
         }
+    }
+
+    /// A recursive read races the last read's release and a writer: it
+    /// enters past the parked writer while a read is held, or waits as a
+    /// plain read once none is; a hand-off to the writer is never overtaken
+    /// (loom sees a race if the reader and the writer overlap).
+    #[test]
+    fn rwlock_recursive_read_racing_the_last_release_and_a_writer() {
+        parklot::set_spin_limit(0);
+        model(|| {
+            let l = Arc::new(RawRwLock::new());
+            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            l.lock_shared();
+            let (reader, writer) = spawn_reader_and_writer(&l, &data, true);
+            unsafe { l.unlock_shared_fair() };
+            let seen = reader.join().unwrap();
+            writer.join().unwrap();
+            assert!(seen <= 1, "the reader saw {seen}");
+            assert_eq!(data.get(), 1);
+            assert_idle(&l);
+        });
     }
 }
 

@@ -86,6 +86,26 @@ describe('between threads', () => {
     await exit;
   });
 
+  it("notify's fast path keeps no buffer alive past the task that notified on it", () => {
+    const script = `
+      const pl = require(${JSON.stringify(addon)});
+      let ta = new Int32Array(new SharedArrayBuffer(1 << 20));
+      pl.notify(ta, 0, 1);
+      pl.notify(ta, 0, 1); // the fast path, on the view it remembers
+      const ref = new WeakRef(ta.buffer);
+      ta = undefined;
+      setTimeout(() => {
+        gc();
+        setTimeout(() => {
+          gc();
+          console.log(ref.deref() === undefined ? 'collected' : 'kept');
+        }, 10);
+      }, 10);`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('collected');
+  });
+
   it('BigInt64Array: compares all 64 bits and wakes', async () => {
     const sab = new SharedArrayBuffer(16);
     const big = new BigInt64Array(sab);
@@ -96,6 +116,40 @@ describe('between threads', () => {
     for (let tries = 0; tries < 500 && pl.notify(big, 1) === 0; tries++) await sleep(10);
     expect(await message(w)).toBe('ok');
     await exit;
+  });
+
+  it("notify's fast path (the same view, nobody queued) never misses a wait queued since: 200 hand-offs, every count exact", async () => {
+    // Two words: ta[0] is the turn, ta[1] counts the worker's wakes. The
+    // worker waits on ta[0] in a loop; the main thread notifies the same
+    // view over and over while nobody waits (the engine-only fast path),
+    // and must count each wait once it is queued, never 0 then a lost wake.
+    const sab = new SharedArrayBuffer(8);
+    const ta = new Int32Array(sab);
+    const rounds = 200;
+    const w = worker(
+      `for (let r = 0; r < ${rounds}; r++) {
+         while (Atomics.load(ta, 0) === r) pl.wait(ta, 0, r);
+         Atomics.add(ta, 1, 1);
+       }
+       post('done');`,
+      sab,
+    );
+    const exit = exited(w);
+    let woken = 0;
+    for (let r = 0; r < rounds; r++) {
+      // Until the worker's wait is queued, notify takes the fast path.
+      while (pl.waiterCount(ta, 0) === 0) {
+        expect(pl.notify(ta, 0, 1)).toBe(0);
+        await sleep(0);
+      }
+      Atomics.store(ta, 0, r + 1);
+      woken += pl.notify(ta, 0, 1);
+      while (Atomics.load(ta, 1) === r) await sleep(0);
+    }
+    expect(await message(w)).toBe('done');
+    await exit;
+    expect(woken).toBe(rounds);
+    expect(pl.waiterCount(ta, 0)).toBe(0);
   });
 
   it('waitAsync on the main thread resolves "ok" on a worker\'s notify without blocking the loop', async () => {

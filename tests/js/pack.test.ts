@@ -3,6 +3,7 @@
 // lock), and type-check a TypeScript consumer against the installed types.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,8 @@ function run(cmd: string, args: string[], cwd: string): string {
 }
 
 beforeAll(() => {
+  // Every addon build the package ships (incremental: a no-op when built).
+  run('bash', ['scripts/build-node.sh', '--all'], root);
   dir = mkdtempSync(join(tmpdir(), 'parklot-pack-'));
   // --ignore-scripts: the global setup has built the package already, and
   // prepack's build would print to the stdout that --json must own.
@@ -46,7 +49,7 @@ beforeAll(() => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   run(npm, ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], app);
   for (const f of ['main.mjs', 'worker.mjs', 'check.ts']) copyFileSync(join(example, f), join(app, f));
-});
+}, 300_000);
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -73,6 +76,66 @@ describe('npm pack', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules/parklot/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest.private).toBeUndefined();
     expect(manifest.type).toBe('module');
+  });
+
+  /** The section names of a 64-bit little-endian ELF file. */
+  function elfSections(elf: Buffer): string[] {
+    const table = Number(elf.readBigUInt64LE(0x28));
+    const [size, count, namesAt] = [elf.readUInt16LE(0x3a), elf.readUInt16LE(0x3c), elf.readUInt16LE(0x3e)];
+    const names = Number(elf.readBigUInt64LE(table + namesAt * size + 0x18));
+    return Array.from({ length: count }, (_, i) => {
+      const at = names + elf.readUInt32LE(table + i * size);
+      return elf.toString('latin1', at, elf.indexOf(0, at));
+    });
+  }
+
+  // The builds node/lib/load.cjs looks for, by platform name, with the ELF
+  // machine each must be (e_machine: 62 x86-64, 183 AArch64).
+  const builds = [
+    ['linux', 'x64', 62],
+    ['linux', 'arm64', 183],
+  ] as const;
+
+  it('ships the Node addon for linux-x64 and linux-arm64 (glibc), stripped, under the names the loader looks for', () => {
+    const load = createRequire(import.meta.url)(join(app, 'node_modules/parklot/node/lib/load.cjs')) as {
+      platformName(t: { platform: string; arch: string; libc: string }): string;
+      buildFile(platform: string): string;
+    };
+    expect(files).toContain('node/lib/load.cjs');
+    expect(files.filter((f) => f.endsWith('.node')).length).toBe(builds.length);
+    for (const [platform, arch, machine] of builds) {
+      const file = `node/lib/${load.buildFile(load.platformName({ platform, arch, libc: 'gnu' }))}`;
+      expect(files).toContain(file);
+      const bytes = readFileSync(join(app, 'node_modules/parklot', file));
+      expect(bytes.subarray(0, 4).toString('latin1'), file).toBe('\x7fELF');
+      expect(bytes.readUInt16LE(18), `${file}: ELF machine`).toBe(machine);
+      // Stripped: no symbol table, no debug info.
+      expect(elfSections(bytes).filter((name) => name === '.symtab' || name.startsWith('.debug')), file).toEqual([]);
+      expect(bytes.length, file).toBeLessThan(1 << 20);
+    }
+  });
+
+  it('the package declares no os/cpu: it installs everywhere (the wasm part runs everywhere; parklot/node says where it has no build)', () => {
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/parklot/package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest.os).toBeUndefined();
+    expect(manifest.cpu).toBeUndefined();
+    expect(manifest.libc).toBeUndefined();
+  });
+
+  it('parklot/node from the installed tarball loads its linux-x64 build: a worker woken by exact count, and no build elsewhere', () => {
+    const check = `
+      const { Worker } = require('node:worker_threads');
+      const pl = require('parklot/node');
+      const sab = new SharedArrayBuffer(4);
+      const ta = new Int32Array(sab);
+      const w = new Worker("const pl = require('parklot/node'); const { workerData, parentPort } = require('node:worker_threads'); parentPort.postMessage(pl.wait(new Int32Array(workerData), 0, 0));", { eval: true, workerData: sab });
+      w.once('message', (m) => console.log(m, pl.waiterCount(ta, 0)));
+      (function poll() { if (pl.waiterCount(ta, 0) === 1) console.log('woke', pl.notify(ta, 0, 5)); else setTimeout(poll, 5); })();`;
+    expect(run(process.execPath, ['-e', check], app)).toBe('woke 1\nok 0\n');
+    const fake = "Object.defineProperty(process, 'arch', { value: 'riscv64' }); try { require('parklot/node'); } catch (e) { console.log(e.message); }";
+    expect(run(process.execPath, ['-e', fake], app)).toBe(
+      "parklot/node: no build for linux-riscv64-gnu in this package; the wasm package 'parklot' works everywhere\n",
+    );
   });
 
   /** Runs the js block right under `heading` in `readme` (main.mjs, then worker.mjs) in the app; returns what it printed. */

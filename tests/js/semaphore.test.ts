@@ -46,6 +46,31 @@ describe('Semaphore', () => {
     expect(() => sem.acquire(0)).toThrow(RangeError);
     expect(() => rt.semaphore(-1)).toThrow(RangeError);
   });
+
+  it('withPermits and withPermitsAsync hold n permits for fn and give them back however fn ends', async () => {
+    const sem = rt.semaphore(3);
+    expect(sem.withPermits(2, () => sem.available())).toBe(1);
+    expect(() =>
+      sem.withPermits(3, () => {
+        throw new Error('inside');
+      }),
+    ).toThrow('inside');
+    expect(sem.available()).toBe(3);
+    expect(await sem.withPermitsAsync(3, async () => sem.available())).toBe(0);
+    await expect(sem.withPermitsAsync(1, () => Promise.reject(new Error('async inside')))).rejects.toThrow('async inside');
+    expect(sem.available()).toBe(3);
+    // Waiting for permits held elsewhere: an abort ends the wait, fn never runs, nothing is taken.
+    sem.acquire(3);
+    const controller = new AbortController();
+    let ran = false;
+    const waiting = sem.withPermitsAsync(1, () => (ran = true), { signal: controller.signal });
+    controller.abort(new Error('gave up'));
+    await expect(waiting).rejects.toThrow('gave up');
+    sem.release(3);
+    expect(ran).toBe(false);
+    expect(sem.available()).toBe(3);
+    expect(() => sem.withPermits(0, () => 1)).toThrow(RangeError);
+  });
 });
 
 describe('Barrier', () => {

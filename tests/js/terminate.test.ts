@@ -158,7 +158,7 @@ describe('a worker that dies holding a lock', () => {
     const a = spawn(rt, 'holdForever', { lock: lock.address });
     await a.next('held');
     await a.worker.terminate();
-    expect(outcome(() => lock.withLock(() => 'ran'))).toMatch(/^OwnerDiedError: parklot: Lock.lock\(\): the lock's last owner died/);
+    expect(outcome(() => lock.withLock(() => 'ran'))).toMatch(/^OwnerDiedError: parklot: Lock.withLock\(\): the lock's last owner died/);
     expect(lock.isLocked()).toBe(false);
     expect(lock.withLock(() => 'ran')).toBe('ran');
   });

@@ -77,8 +77,8 @@ const tasks = {
     return iterations;
   },
 
-  /** Increments under the lock until the i32 at `stop` is non-zero; returns how often. */
-  incrementUntilStop(rt, { lock, counter, stop, gate }) {
+  /** Increments under the lock (holding it `holdUs` more) until the i32 at `stop` is non-zero; returns how often. */
+  incrementUntilStop(rt, { lock, counter, stop, gate, holdUs = 0 }) {
     const l = rt.lockAt(lock);
     const c = rt.float64(counter);
     const s = rt.int32(stop);
@@ -87,6 +87,8 @@ const tasks = {
     while (Atomics.load(s, 0) === 0) {
       l.lock();
       c[0] = c[0] + 1;
+      // Holding it `holdUs` microseconds (spinning), so that others queue.
+      for (const until = performance.now() + holdUs / 1000; holdUs > 0 && performance.now() < until; );
       l.unlock();
       count++;
     }
@@ -406,6 +408,19 @@ const tasks = {
     }
     post('held');
     sleep(1e9);
+  },
+
+  /** Takes `mode` ('read' or 'write') of the reader-writer lock at `rw`, posts 'held', releases it once the i32 at `stop` is non-zero. */
+  rwHoldUntilStop(rt, { rw, mode, stop }) {
+    const l = rt.rwLockAt(rw);
+    const s = rt.int32(stop);
+    if (mode === 'write') l.write();
+    else l.read();
+    post('held');
+    while (Atomics.load(s, 0) === 0) rt.atomics.wait(s, 0, 0);
+    if (mode === 'write') l.unlockWrite();
+    else l.unlockRead();
+    return true;
   },
 
   /** Takes `n` permits of the semaphore at `sem`, posts 'held', and sleeps until terminated. */

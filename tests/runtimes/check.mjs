@@ -149,5 +149,50 @@ await check('a worker terminated while it holds a Lock: the next owner gets Owne
   lock.unlock();
 });
 
+await check('an AbortSignal ends a queued lockAsync: it rejects with the reason and leaves the queue', async () => {
+  const lock = rt.lock();
+  const w = await start('hold', { lock });
+  await w.next('held');
+  const controller = new AbortController();
+  const waiting = lock.lockAsync(undefined, { signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const reason = new Error('gave up');
+  controller.abort(reason);
+  let outcome;
+  try {
+    outcome = await waiting;
+  } catch (e) {
+    outcome = e;
+  }
+  equal(outcome, reason, 'the rejection');
+  w.worker.terminate();
+  // The holder's death hands the lock on; had the aborted wait stayed queued,
+  // it would have been chosen and this one would wait its full deadline.
+  let next;
+  try {
+    next = (await lock.lockAsync(DEADLINE_MS)) ? 'acquired' : 'timed out';
+  } catch (e) {
+    next = e instanceof OwnerDiedError ? 'OwnerDiedError' : String(e);
+  }
+  equal(next, 'OwnerDiedError', 'the next lockAsync');
+  lock.unlock();
+});
+
+if (kind === 'node') {
+  // A runtime closed after its node:worker_threads worker ended stops its
+  // reaper (a worker of parklot's own); an error there reaches only stderr,
+  // which run.mjs reads.
+  await check('a second runtime closes cleanly after its worker ends (its reaper stops)', async () => {
+    const rt2 = await Runtime.create();
+    const lock = rt2.lock();
+    const counter = rt2.float64(rt2.alloc(8, 8));
+    const worker = await spawnWorker(rt2, WORKER, { task: 'count', kind, lock, counter, rounds: 100 });
+    await new Promise((resolve) => worker.on('exit', resolve));
+    equal(counter[0], 100, 'counter');
+    rt2.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  });
+}
+
 console.log(`checks: ${passed} passed, ${failed} failed`);
 // No rt.close(), as in the README's example: the process must end by itself.

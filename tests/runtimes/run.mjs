@@ -63,6 +63,13 @@ for (const rt of RUNTIMES) {
     }
     passed += Number(summary[1]);
     failed += Number(summary[2]);
+    // An error thrown in one of parklot's own workers (the reaper, say) does
+    // not fail the checks, nor, in Deno, the exit code: its report does.
+    const uncaught = r.stderr.split('\n').find((l) => /\bUncaught\b|^(TypeError|ReferenceError|Error)\b/.test(l.replace(/\x1b\[[0-9;]*m/g, '')));
+    if (uncaught !== undefined) {
+      failed++;
+      console.log(`FAIL ${label}: an uncaught error on stderr: ${uncaught.replace(/\x1b\[[0-9;]*m/g, '')}`);
+    }
     if (r.error !== null) {
       // The checks ran, but the process did not end by itself (or failed at the end).
       failed++;

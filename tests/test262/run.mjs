@@ -9,6 +9,7 @@
 //
 // and lists each failure. Exits non-zero if any parklot run fails.
 // Usage: node tests/test262/run.mjs [--only parklot|engine] [glob...]
+// ($PARKLOT_TEST262_HOST: the Node executable to test, default this one.)
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,6 +50,8 @@ function runSuite(atomics) {
     '--temp-dir', tempDir,
     '--reporter', 'json',
     '--reporter-keys', 'file,scenario,result',
+    // Another Node to run the tests on (tests/addon-arm64: linux-arm64 under qemu).
+    ...(process.env.PARKLOT_TEST262_HOST ? ['--host-path', process.env.PARKLOT_TEST262_HOST] : []),
     ...globs,
   ];
   const env = {

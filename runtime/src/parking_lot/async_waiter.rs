@@ -2,7 +2,7 @@
 //! parked threads, for callers that must not block (a browser page's main
 //! thread).
 
-use super::record::{Owed, ThreadData};
+use super::record::{Owed, ThreadData, Waits};
 use super::{enqueue, leave_queue, ParkResult, UnparkToken};
 use crate::sync::Ordering;
 
@@ -42,10 +42,8 @@ impl AsyncWaiter {
     /// the right one. Only the record's owner may ask, and only about a
     /// queueing of its own.
     pub fn queued_key(&self) -> usize {
-        // SAFETY: the key is written only when the owner queues the record
-        // (under the bucket lock); the owner reads its own write, and
-        // unparkers only ever read it.
-        unsafe { self.data.key.get() }
+        // No requeue moves an async record: the owner reads its own write.
+        self.data.queued_on.load(Ordering::Relaxed)
     }
 
     /// The waker's token once an unpark has claimed this record and finished
@@ -107,7 +105,7 @@ pub unsafe fn park_async_owing(
     // and the record is in no queue.
     waiter.data.token_pending.store(false, Ordering::Relaxed);
     // SAFETY: forwarded from the caller.
-    unsafe { enqueue(key, validate, &waiter.data, owed, false) }
+    unsafe { enqueue(key, validate, &waiter.data, owed, Waits::Async) }
 }
 
 /// Gives up an asynchronous wait: takes `waiter` out of `key`'s queue and runs
@@ -123,11 +121,11 @@ pub unsafe fn cancel_async(
     waiter: &AsyncWaiter,
     timed_out: impl FnOnce(usize, bool),
 ) -> ParkResult {
+    debug_assert_eq!(key, waiter.queued_key(), "cancelled under another address");
     // SAFETY: forwarded from the caller. A claimed word parker is complete at
     // once; the portable one completes a few instructions after its claim.
     unsafe {
         leave_queue(
-            key,
             &waiter.data,
             timed_out,
             || {

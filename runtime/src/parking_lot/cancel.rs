@@ -15,8 +15,7 @@
 
 use super::record::ThreadData;
 use super::table::current_table;
-use super::{waker, UnparkToken, WaitOutcome};
-use crate::sync::Ordering;
+use super::{claim_and_wake, UnparkToken, WaitOutcome};
 use core::ptr;
 
 /// The token of a wait ended by [`cancel_range`] (no unpark hands it out:
@@ -73,55 +72,18 @@ fn scan(mut wanted: impl FnMut(&ThreadData) -> bool) -> usize {
                 unsafe { bucket.lock.unlock() };
                 continue 'scan;
             }
-            // SAFETY: the bucket lock is held until `wake` releases it; the
-            // taken records stay unclaimed (so alive) until `wake` claims them.
+            // SAFETY: the bucket lock is held until `claim_and_wake` releases
+            // it; the taken records stay unclaimed (so alive) until it claims
+            // them.
             unsafe {
-                let chain = bucket.take_where(&mut wanted);
+                let (chain, _) = bucket.take(usize::MAX, &mut wanted);
                 cancelled += chain.len;
-                wake(|| bucket.lock.unlock(), chain.head);
+                claim_and_wake(chain.head, CANCELLED_TOKEN, WaitOutcome::Cancelled, || {
+                    bucket.lock.unlock()
+                });
             }
         }
         return cancelled;
-    }
-}
-
-/// Claims every record of `chain` (taken out of its queue) with
-/// [`CANCELLED_TOKEN`], runs `unlock`, then wakes the parked owners and
-/// calls the waker records back with [`WaitOutcome::Cancelled`].
-///
-/// # Safety
-/// The bucket lock `unlock` releases is held, and `chain` was taken out of
-/// its queue under it and is claimed by nobody else.
-unsafe fn wake(unlock: impl FnOnce(), mut chain: *const ThreadData) {
-    let mut parked = Vec::new();
-    let mut callbacks = Vec::new();
-    // SAFETY: per our contract the records live until claimed; a claimed
-    // waker record lives on the queue's reference, which is ours until
-    // `call_back` releases it.
-    unsafe {
-        while !chain.is_null() {
-            // Read everything before claiming: once claimed, the owner may run on.
-            let next = (*chain).next.get();
-            (*chain).token.set(CANCELLED_TOKEN);
-            (*chain).token_pending.store(true, Ordering::Relaxed);
-            let record = (*chain).waker_record.get();
-            let handle = (*chain).parker.unpark_lock();
-            if record.is_null() {
-                parked.push(handle);
-            } else {
-                // Nobody sleeps on a waker record's word (as in an unpark).
-                handle.unpark();
-                callbacks.push(record);
-            }
-            chain = next;
-        }
-        unlock();
-        for handle in parked {
-            handle.unpark();
-        }
-        for record in callbacks {
-            waker::call_back(record, WaitOutcome::Cancelled);
-        }
     }
 }
 

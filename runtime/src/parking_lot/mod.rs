@@ -18,6 +18,8 @@
 //! - `reap`: taking the records of a thread that is gone out of the queues.
 //! - `cancel`: cancelling every wait on an address range (what an engine
 //!   calls when it frees a buffer).
+//! - `requeue`: waking some waiters of one address and moving the rest
+//!   onto another's queue ([`unpark_requeue`]).
 //!
 //! **Exactness.** An unpark counts a waiter exactly when it takes the waiter's
 //! record out of the queue under the bucket lock and claims it; that waiter's
@@ -31,20 +33,21 @@ mod async_waiter;
 mod cancel;
 mod reap;
 mod record;
+mod requeue;
 mod table;
 mod waker;
 
-use crate::blocking::{refuse_to_block, thread_may_block};
 use crate::clock::Instant;
 use crate::sync::Ordering;
 use crate::sys::{now_ns, UnparkHandle};
-use record::{with_thread_data, ThreadData};
-use table::lock_bucket;
+use record::{with_thread_data, ThreadData, Waits};
+use table::{lock_bucket, lock_bucket_of};
 
 pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
 pub use cancel::{cancel_range, interrupt_thread, CANCELLED_TOKEN};
 pub use reap::{abandon_async, abandon_thread, ThreadRecord};
 pub use record::{Abandon, Owed};
+pub use requeue::{unpark_requeue, waiting_with, Queued, Requeue};
 pub use table::{stats, Stats};
 pub use waker::{park_with_waker, WaitOutcome, Waker, WakerWait};
 
@@ -82,6 +85,9 @@ pub struct UnparkResult {
     pub did_unpark: bool,
     /// How many waiters were dequeued and claimed.
     pub unparked: usize,
+    /// How many waiters were moved to another address's queue, unclaimed
+    /// ([`unpark_requeue`]; 0 for every other unpark).
+    pub requeued: usize,
     /// Waiters remain queued on the same address.
     pub may_have_more: bool,
     /// The (first) waiter woken is a thread parked by
@@ -102,7 +108,9 @@ pub struct UnparkResult {
 /// 3. Sleeps until an unpark on `key` claims this thread (returning its token)
 ///    or until `deadline` passes. On a timeout the thread leaves the queue and
 ///    `timed_out(key, was_last)` runs under the queue's lock; `was_last` tells
-///    whether no other thread is still queued on `key`.
+///    whether no other thread is still queued on `key`. If a requeue moved
+///    the thread ([`unpark_requeue`]), `key` there is the address it was
+///    moved to, and the token an unpark of that address's.
 ///
 /// Spurious wakeups never escape: the result is `Unparked` only after an unpark.
 /// If the thread is reaped while queued ([`abandon_thread`]), nothing is owed
@@ -115,8 +123,9 @@ pub struct UnparkResult {
 /// - `before_sleep` runs with this thread queued: it must not panic and must
 ///   not park (it may unpark).
 ///
-/// # Panics
-/// On a thread marked unable to block ([`crate::set_thread_may_block`]).
+/// On a thread marked unable to block ([`crate::set_thread_may_block`]) the
+/// thread is queued the same way and then stays awake, watching its record,
+/// instead of sleeping: see `sys`'s parkers.
 pub unsafe fn park_conditionally(
     key: usize,
     validate: impl FnOnce() -> bool,
@@ -258,12 +267,14 @@ unsafe fn park_inner(
     spin: bool,
     settle_later: bool,
 ) -> ParkResult {
-    if !thread_may_block() {
-        refuse_to_block("parking");
-    }
     with_thread_data(|me| {
         // SAFETY: a thread parks once at a time, so its record is not queued.
-        if !unsafe { enqueue(key, validate, me, owed, settle_later) } {
+        let waits = if settle_later {
+            Waits::ThreadSettlingLater
+        } else {
+            Waits::Thread
+        };
+        if !unsafe { enqueue(key, validate, me, owed, waits) } {
             return ParkResult::Invalid;
         }
         before_sleep();
@@ -278,15 +289,14 @@ unsafe fn park_inner(
             // SAFETY: we observed the claim (Acquire).
             return ParkResult::Unparked(unsafe { me.take_token(settle_later) });
         }
-        // SAFETY: `me` was queued on `key` above; `park` finishes an
-        // in-flight wakeup.
-        unsafe { leave_queue(key, me, timed_out, || me.parker.park(false), settle_later) }
+        // SAFETY: `me` was queued above; `park` finishes an in-flight wakeup.
+        unsafe { leave_queue(me, timed_out, || me.parker.park(false), settle_later) }
     })
 }
 
 /// Locks `key`'s queue, runs `validate`, and if it agrees queues `me`
-/// (owing `owed`; settling its token later if `settle_later`). Returns
-/// whether `me` was queued.
+/// (owing `owed`, waited on as `waits` says). Returns whether `me` was
+/// queued.
 ///
 /// # Safety
 /// As for [`park_conditionally`]'s `validate`; `me` is not queued anywhere.
@@ -295,7 +305,7 @@ unsafe fn enqueue(
     validate: impl FnOnce() -> bool,
     me: &ThreadData,
     owed: Owed,
-    settle_later: bool,
+    waits: Waits,
 ) -> bool {
     let bucket = lock_bucket(key);
     // Count in, then validate: the parker's half of the handshake with
@@ -308,8 +318,9 @@ unsafe fn enqueue(
     unsafe {
         if valid {
             me.key.set(key);
+            me.queued_on.store(key, Ordering::Relaxed);
             me.owed.set(owed);
-            me.settles_later.set(settle_later);
+            me.waits.set(waits);
             me.parker.prepare_park();
             bucket.push(me);
         } else {
@@ -323,18 +334,19 @@ unsafe fn enqueue(
 /// Settles a waiter that gave up (deadline passed, or cancelled) against the
 /// wakers racing with it: either a waker claimed it first, and `finish_wakeup`
 /// waits for that wakeup to complete before its token is returned, or it
-/// leaves the queue and `timed_out(key, was_last)` runs under the queue lock.
+/// leaves the queue and `timed_out(key, was_last)` runs under the queue lock,
+/// `key` being the address it is queued on now (a requeue may have moved it).
 ///
 /// # Safety
-/// `me` was queued on `key` by `enqueue`; `timed_out` as for [`park_conditionally`].
+/// `me` was queued by `enqueue`; `timed_out` as for [`park_conditionally`].
 unsafe fn leave_queue(
-    key: usize,
     me: &ThreadData,
     timed_out: impl FnOnce(usize, bool),
     finish_wakeup: impl FnOnce(),
     settle_later: bool,
 ) -> ParkResult {
-    let bucket = lock_bucket(key);
+    // SAFETY: queued, or claimed and not yet settled (so alive).
+    let (bucket, key) = unsafe { lock_bucket_of(me) };
     if !me.parker.timed_out() {
         // SAFETY: locked by lock_bucket.
         unsafe { bucket.lock.unlock() };
@@ -452,24 +464,18 @@ unsafe fn unpark_inner(
     fairness: bool,
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
-    /// Wakeups that wait until the bucket lock is released; any beyond these
-    /// are done under the lock (correct, just a longer hold), so that no
-    /// unpark allocates.
-    const DEFERRED: usize = 8;
-
     let bucket = lock_bucket(key);
     let mut result = UnparkResult::default();
-    // SAFETY: the bucket lock is held until `unlock` below; dequeued waiters
-    // stay unclaimed (so their records live) until we claim them, and a
-    // claimed waker record lives on the queue's reference, which is ours
-    // until `call_back` releases it (with no lock held, as it requires).
+    // SAFETY: the bucket lock is held until `claim_and_wake` releases it;
+    // dequeued waiters stay unclaimed (so their records live) until it
+    // claims them.
     unsafe {
-        // Dequeued waiters, chained through their (now free) `next` fields.
         let (woken, rest) = bucket.dequeue(key, max());
         result.unparked = woken.len;
         result.did_unpark = woken.len > 0;
         result.may_have_more = bucket.has_waiter_from(rest, key);
-        result.woken_settles_later = !woken.head.is_null() && (*woken.head).settles_later.get();
+        result.woken_settles_later =
+            !woken.head.is_null() && (*woken.head).waits.get() == Waits::ThreadSettlingLater;
         // The clock is read only once a waiter is found, and only by an
         // unpark that can hand something over: a notify with nobody waiting
         // must stay cheap (in wasm the clock is a call out to JS).
@@ -477,49 +483,75 @@ unsafe fn unpark_inner(
             result.time_to_be_fair = bucket.take_fairness(now_ns());
         }
         let token = callback(result);
+        claim_and_wake(woken.head, token, WaitOutcome::Woken(token), || {
+            bucket.lock.unlock()
+        });
+    }
+    result
+}
 
-        let mut deferred: [Option<UnparkHandle>; DEFERRED] = [const { None }; DEFERRED];
-        // Claimed waker records, chained through `next`: their wakers run
-        // once the bucket lock is released.
-        let mut callbacks: *const record::ThreadData = core::ptr::null();
-        let mut cur = woken.head;
-        let mut n = 0;
-        while !cur.is_null() {
+/// Ends the waits of a chain of records that were taken out of their queues
+/// (`next`-linked, oldest first) with `token`: claims each under the bucket
+/// lock(s), runs `unlock`, then wakes the sleeping owners and calls the
+/// waker records' wakers with `outcome`, with no lock held. What every
+/// unpark, a requeue's wakeups and a cancel share. Allocates nothing.
+///
+/// # Safety
+/// The lock(s) `unlock` releases are held; the chain was taken out of its
+/// queue under them and nobody else claims its records. A claimed waker
+/// record lives on the queue's reference, which is ours until `call_back`
+/// releases it (with no lock held, as it requires).
+unsafe fn claim_and_wake(
+    mut chain: *const ThreadData,
+    token: UnparkToken,
+    outcome: WaitOutcome,
+    unlock: impl FnOnce(),
+) {
+    /// Wakeups that wait until the bucket lock is released; any beyond these
+    /// are done under the lock (correct, just a longer hold), so that no
+    /// unpark allocates.
+    const DEFERRED: usize = 8;
+
+    let mut deferred: [Option<UnparkHandle>; DEFERRED] = [const { None }; DEFERRED];
+    let mut n = 0;
+    // Claimed waker records, chained through `next`: their wakers run once
+    // the lock is released.
+    let mut callbacks: *const ThreadData = core::ptr::null();
+    // SAFETY: per our contract the records live until claimed.
+    unsafe {
+        while !chain.is_null() {
             // Read everything before claiming: once claimed, the owner may run on.
-            let next = (*cur).next.get();
-            (*cur).token.set(token);
-            (*cur).token_pending.store(true, Ordering::Relaxed);
-            if !(*cur).waker_record.get().is_null() {
+            let next = (*chain).next.get();
+            let has_waker = !(*chain).waker_record.get().is_null();
+            (*chain).token.set(token);
+            (*chain).token_pending.store(true, Ordering::Relaxed);
+            let handle = (*chain).parker.unpark_lock();
+            if has_waker {
                 // The queue's reference to the record is ours now; a racing
                 // give-up reads only the parker and the token after the claim.
-                (*cur).next.set(callbacks);
-                callbacks = cur;
+                (*chain).next.set(callbacks);
+                callbacks = chain;
                 // Nobody sleeps on a waker record's word: finishing the claim
                 // here lets a racing give-up return at once.
-                (*cur).parker.unpark_lock().unpark();
-                cur = next;
-                continue;
-            }
-            let handle = (*cur).parker.unpark_lock();
-            if n < DEFERRED {
+                handle.unpark();
+            } else if n < DEFERRED {
                 deferred[n] = Some(handle);
                 n += 1;
             } else {
                 handle.unpark();
             }
-            cur = next;
+            chain = next;
         }
-        bucket.lock.unlock();
+        unlock();
         for handle in deferred.into_iter().flatten() {
             handle.unpark();
         }
         while !callbacks.is_null() {
             let next = (*callbacks).next.get();
-            waker::call_back((*callbacks).waker_record.get(), WaitOutcome::Woken(token));
+            waker::call_back((*callbacks).waker_record.get(), outcome);
             callbacks = next;
         }
     }
-    result
 }
 
 /// Whether it is time to be fair on `key`: the same per-bucket timer an
@@ -544,7 +576,7 @@ pub fn time_to_be_fair(key: usize) -> bool {
 /// # Safety
 /// Only from the `validate` callback of a park on `key`: that is, with
 /// `key`'s bucket locked by this thread.
-pub unsafe fn queued_with(key: usize) -> Option<usize> {
+pub unsafe fn queued_with(key: usize) -> Option<*const ()> {
     // SAFETY: the caller holds `key`'s bucket lock, so the current table
     // cannot change (growth locks every bucket) and the queue is stable.
     unsafe { table::current_table().bucket(key).first(key) }.map(|w| unsafe { w.owed.get().with })
@@ -563,12 +595,48 @@ pub fn parked_count(key: usize) -> usize {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
+pub(super) mod tests {
     use super::table::{current_table, LOAD_FACTOR};
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU32};
     use std::sync::Arc;
     use std::time::Duration;
+
+    /// What a parked test thread ended with: its result, and the key its
+    /// timeout was told.
+    pub(super) type Parked = std::thread::JoinHandle<(ParkResult, Option<usize>)>;
+
+    /// Parks a thread on `key` and returns once it is queued (`queued`
+    /// counts the queued threads), so that the queue's order is known.
+    pub(super) fn park_one(
+        key: usize,
+        queued: &Arc<AtomicU32>,
+        deadline: Option<Instant>,
+    ) -> Parked {
+        let before = queued.load(Ordering::SeqCst);
+        let q = queued.clone();
+        let h = std::thread::spawn(move || {
+            let mut timed_out_on = None;
+            // SAFETY (test): the callbacks touch only test state.
+            let r = unsafe {
+                park_conditionally(
+                    key,
+                    || {
+                        q.fetch_add(1, Ordering::SeqCst);
+                        true
+                    },
+                    || {},
+                    |key, _| timed_out_on = Some(key),
+                    deadline,
+                )
+            };
+            (r, timed_out_on)
+        });
+        while queued.load(Ordering::SeqCst) == before {
+            std::thread::yield_now();
+        }
+        h
+    }
 
     fn park_until_flag(flag: &AtomicBool, key: usize, deadline: Option<Instant>) -> ParkResult {
         unsafe {
@@ -644,23 +712,7 @@ mod tests {
     fn a_timed_out_waiter_behind_another_sees_it_was_not_last() {
         let word = Box::new(0u64);
         let key = &*word as *const u64 as usize;
-        let parked = Arc::new(AtomicU32::new(0));
-        let p = parked.clone();
-        let long = std::thread::spawn(move || unsafe {
-            park_conditionally(
-                key,
-                || {
-                    p.fetch_add(1, Ordering::SeqCst);
-                    true
-                },
-                || {},
-                |_, _| {},
-                None,
-            )
-        });
-        while parked.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
+        let long = park_one(key, &Arc::new(AtomicU32::new(0)), None);
         let mut last = None;
         let r = unsafe {
             park_conditionally(
@@ -674,39 +726,16 @@ mod tests {
         assert_eq!(r, ParkResult::TimedOut);
         assert_eq!(last, Some(false));
         assert_eq!(unpark_all(key), 1);
-        assert!(long.join().unwrap().is_unparked());
+        assert!(long.join().unwrap().0.is_unparked());
     }
 
     #[test]
     fn unpark_count_wakes_oldest_first_and_counts() {
         let word = Box::new(0u64);
         let key = &*word as *const u64 as usize;
-        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let queued = Arc::new(AtomicU32::new(0));
-        let mut hs = Vec::new();
-        for i in 0..4u32 {
-            let (order, q) = (order.clone(), queued.clone());
-            hs.push(std::thread::spawn(move || {
-                let r = unsafe {
-                    park_conditionally(
-                        key,
-                        || {
-                            q.fetch_add(1, Ordering::SeqCst);
-                            true
-                        },
-                        || {},
-                        |_, _| {},
-                        None,
-                    )
-                };
-                assert!(r.is_unparked());
-                order.lock().unwrap().push(i);
-            }));
-            // Queue them one at a time so that the queue order is known.
-            while queued.load(Ordering::SeqCst) != i + 1 {
-                std::thread::yield_now();
-            }
-        }
+        // Queued one at a time, so that the queue order is known.
+        let hs: Vec<_> = (0..4).map(|_| park_one(key, &queued, None)).collect();
         let r = unsafe {
             unpark_many(key, 2, |r| {
                 assert_eq!(r.unparked, 2);
@@ -715,15 +744,13 @@ mod tests {
             })
         };
         assert_eq!(r.unparked, 2);
-        while order.lock().unwrap().len() < 2 {
-            std::thread::yield_now();
+        let mut hs = hs.into_iter();
+        for h in hs.by_ref().take(2) {
+            assert!(h.join().unwrap().0.is_unparked(), "the oldest two");
         }
-        let mut first_two = order.lock().unwrap().clone();
-        first_two.sort();
-        assert_eq!(first_two, vec![0, 1]);
         assert_eq!(unpark_all(key), 2);
         for h in hs {
-            h.join().unwrap();
+            assert!(h.join().unwrap().0.is_unparked());
         }
     }
 

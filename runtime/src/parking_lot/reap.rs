@@ -17,7 +17,7 @@
 //! waiter a lock or a notify-one.
 
 use super::record::{ThreadData, THREAD_DATA};
-use super::table::{globals, lock_bucket};
+use super::table::{globals, lock_bucket_of};
 use super::AsyncWaiter;
 use crate::sync::Ordering;
 
@@ -81,11 +81,10 @@ pub unsafe fn abandon_async(waiter: &AsyncWaiter) {
 /// # Safety
 /// `data` is live and nobody but unparkers acts on it any more.
 unsafe fn abandon(data: &ThreadData) {
-    // SAFETY: `key` and `owed` are written only by the owner, which is
-    // gone, when it queued the record; the bucket lock orders us after that.
+    // SAFETY: `owed` is written when the record is queued or moved, under
+    // the bucket lock we take after that (wherever a requeue moved it).
     unsafe {
-        let key = data.key.get();
-        let bucket = lock_bucket(key);
+        let (bucket, key) = lock_bucket_of(data);
         let owed = data.owed.get();
         if data.parker.timed_out() {
             // Still queued and unclaimed.
@@ -134,7 +133,7 @@ mod tests {
             let owed = Owed {
                 abandon: &COUNTING,
                 object: core::ptr::null(),
-                with: 0,
+                with: core::ptr::null(),
             };
             to_main.send(Some(record)).unwrap();
             // SAFETY: the callbacks do nothing.
@@ -190,7 +189,7 @@ mod tests {
             let owed = Owed {
                 abandon: &COUNTING_ASYNC,
                 object: core::ptr::null(),
-                with: 0,
+                with: core::ptr::null(),
             };
             assert!(park_async_owing(key, || true, &waiter, owed));
             assert_eq!(cancel_async(key, &waiter, |_, _| {}), ParkResult::TimedOut);

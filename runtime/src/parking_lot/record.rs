@@ -4,7 +4,7 @@
 
 use super::table::{globals, grow_table};
 use super::UnparkToken;
-use crate::sync::{thread_local, AtomicBool, LockedCell, Ordering};
+use crate::sync::{thread_local, AtomicBool, AtomicUsize, LockedCell, Ordering};
 use crate::sys::Parker;
 use core::ptr;
 
@@ -38,8 +38,8 @@ pub struct Owed {
     pub abandon: &'static Abandon,
     /// The primitive to do it to.
     pub object: *const (),
-    /// What the wait goes with (a condition waiter's lock address), or 0.
-    pub with: usize,
+    /// What the wait goes with (a condition waiter's lock), or null.
+    pub with: *const (),
 }
 
 impl Owed {
@@ -52,14 +52,37 @@ impl Owed {
             claimed: |_, _| {},
         },
         object: ptr::null(),
-        with: 0,
+        with: ptr::null(),
     };
+}
+
+/// Who waits on a record: what an unpark tells its caller about the woken
+/// ([`super::UnparkResult::woken_settles_later`]) and what a requeue may move
+/// ([`super::unpark_requeue`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Waits {
+    /// A blocked thread ([`super::park_owing`] and the others).
+    Thread,
+    /// A blocked thread that settles its token later
+    /// ([`super::park_owing_until_settled`]).
+    ThreadSettlingLater,
+    /// Nobody blocks: an [`super::AsyncWaiter`] or a [`super::WakerWait`]'s
+    /// record, whose owner resumes by its primitive's own protocol, under the
+    /// address it queued on.
+    Async,
 }
 
 pub(crate) struct ThreadData {
     pub(super) parker: Parker,
     /// The address this record is queued on. Guarded by the bucket lock.
     pub(super) key: LockedCell<usize>,
+    /// `key` again, for the record's owner and its reaper to find the bucket
+    /// to lock without holding one ([`super::table::lock_bucket_of`]): a
+    /// requeue moves a record to another address while its owner sleeps.
+    /// Stored with `key`, under the bucket lock of every bucket the record
+    /// is in or moves to; Relaxed, since whoever reads it re-reads it under
+    /// the lock it chose.
+    pub(super) queued_on: AtomicUsize,
     /// Next-newer waiter in the bucket's queue. Guarded by the bucket lock.
     pub(super) next: LockedCell<*const ThreadData>,
     /// Set by the unparker under the bucket lock before it claims the parker;
@@ -79,11 +102,9 @@ pub(crate) struct ThreadData {
     /// waker once the bucket lock is released. Set before it is first queued,
     /// never changed after.
     pub(super) waker_record: LockedCell<*const ()>,
-    /// The record's current wait is a thread's that settles its token later
-    /// ([`super::park_owing_until_settled`]): once claimed it runs on its
-    /// own, acts on the token and says so. Set when the record is queued;
-    /// guarded by the bucket lock.
-    pub(super) settles_later: LockedCell<bool>,
+    /// Who waits on the record's current wait. Set when the record is
+    /// queued; guarded by the bucket lock.
+    pub(super) waits: LockedCell<Waits>,
 }
 
 impl ThreadData {
@@ -93,12 +114,13 @@ impl ThreadData {
         ThreadData {
             parker: Parker::new(),
             key: LockedCell::new(0),
+            queued_on: AtomicUsize::new(0),
             next: LockedCell::new(ptr::null()),
             token: LockedCell::new(super::DEFAULT_UNPARK_TOKEN),
             owed: LockedCell::new(Owed::NOTHING),
             token_pending: AtomicBool::new(false),
             waker_record: LockedCell::new(ptr::null()),
-            settles_later: LockedCell::new(false),
+            waits: LockedCell::new(Waits::Thread),
         }
     }
 

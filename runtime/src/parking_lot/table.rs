@@ -23,7 +23,7 @@
 //!   fence on each side would do the same, but `mfence` costs about 20 ns
 //!   where measured; a locked add on a line in cache, a few.)
 
-use super::record::ThreadData;
+use super::record::{Owed, ThreadData};
 use crate::critical::{SectionLock, WAIT_QUEUES};
 use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, LockedCell, Ordering};
 use crate::sys::now_ns;
@@ -97,6 +97,26 @@ impl Bucket {
         }
     }
 
+    /// Counts `data` into `waiters` and appends it, queued on `key` from now
+    /// on (and owing `owed`, if given): how a requeue moves a record here.
+    ///
+    /// # Safety
+    /// `lock` is held, and so is the lock of the bucket `data` was taken out
+    /// of (its owner may be reading `queued_on` to find it); `data` is not
+    /// queued anywhere.
+    pub(super) unsafe fn append(&self, key: usize, data: &ThreadData, owed: Option<Owed>) {
+        self.waiters.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller holds both locks that guard the record's cells.
+        unsafe {
+            data.key.set(key);
+            if let Some(owed) = owed {
+                data.owed.set(owed);
+            }
+            self.push(data);
+        }
+        data.queued_on.store(key, Ordering::Relaxed);
+    }
+
     /// Unlinks `data`, whose predecessor is `prev` (null: it is the head), and
     /// counts it out of `waiters`.
     ///
@@ -122,26 +142,50 @@ impl Bucket {
     ///
     /// # Safety
     /// `lock` is held and `from` is null or queued here.
-    pub(super) unsafe fn has_waiter_from(&self, mut from: *const ThreadData, key: usize) -> bool {
+    pub(super) unsafe fn has_waiter_from(&self, from: *const ThreadData, key: usize) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.first_from(from, key) }.is_some()
+    }
+
+    /// The oldest waiter from `from` on that is queued on `key`.
+    ///
+    /// # Safety
+    /// `lock` is held and `from` is null or queued here.
+    unsafe fn first_from(&self, mut from: *const ThreadData, key: usize) -> Option<&ThreadData> {
         // SAFETY: the caller holds the bucket lock, so the chain is stable.
         unsafe {
             while !from.is_null() {
                 if (*from).key.get() == key {
-                    return true;
+                    return Some(&*from);
                 }
                 from = (*from).next.get();
             }
         }
-        false
+        None
     }
 
     /// Takes up to `max` waiters queued on `key` out of the queue, oldest
-    /// first, and counts them out of `waiters`. Returns them chained through
-    /// their `next` fields, and the first waiter it did not look at.
+    /// first (see [`take`](Self::take)).
     ///
     /// # Safety
     /// `lock` is held.
     pub(super) unsafe fn dequeue(&self, key: usize, max: usize) -> (Chain, *const ThreadData) {
+        // SAFETY: the caller holds the lock; the key is read under it.
+        unsafe { self.take(max, |d| d.key.get() == key) }
+    }
+
+    /// Takes up to `max` of the waiters that `wanted` picks out of the queue,
+    /// oldest first, and counts them out of `waiters`. Returns them chained
+    /// through their `next` fields, and the first waiter it did not look at
+    /// (null once it looked at all).
+    ///
+    /// # Safety
+    /// `lock` is held; `wanted` reads only cells the bucket lock guards.
+    pub(super) unsafe fn take(
+        &self,
+        max: usize,
+        mut wanted: impl FnMut(&ThreadData) -> bool,
+    ) -> (Chain, *const ThreadData) {
         let mut chain = Chain {
             head: ptr::null(),
             len: 0,
@@ -152,43 +196,6 @@ impl Bucket {
             let mut prev: *const ThreadData = ptr::null();
             let mut cur = self.head.get();
             while !cur.is_null() && chain.len < max {
-                let next = (*cur).next.get();
-                if (*cur).key.get() == key {
-                    self.unlink(prev, &*cur);
-                    (*cur).next.set(ptr::null());
-                    if tail.is_null() {
-                        chain.head = cur;
-                    } else {
-                        (*tail).next.set(cur);
-                    }
-                    tail = cur;
-                    chain.len += 1;
-                } else {
-                    prev = cur;
-                }
-                cur = next;
-            }
-            (chain, cur)
-        }
-    }
-
-    /// Takes every waiter that `wanted` picks out of the queue, oldest
-    /// first, and counts them out of `waiters`. Returns them chained through
-    /// their `next` fields (for `super::cancel`).
-    ///
-    /// # Safety
-    /// `lock` is held; `wanted` reads only cells the bucket lock guards.
-    pub(super) unsafe fn take_where(&self, mut wanted: impl FnMut(&ThreadData) -> bool) -> Chain {
-        let mut chain = Chain {
-            head: ptr::null(),
-            len: 0,
-        };
-        let mut tail: *const ThreadData = ptr::null();
-        // SAFETY: the caller holds the bucket lock, which guards every link.
-        unsafe {
-            let mut prev: *const ThreadData = ptr::null();
-            let mut cur = self.head.get();
-            while !cur.is_null() {
                 let next = (*cur).next.get();
                 if wanted(&*cur) {
                     self.unlink(prev, &*cur);
@@ -205,8 +212,8 @@ impl Bucket {
                 }
                 cur = next;
             }
+            (chain, cur)
         }
-        chain
     }
 
     /// Takes `data`, queued on `key`, out of the queue. Returns whether no
@@ -237,17 +244,8 @@ impl Bucket {
     /// # Safety
     /// `lock` is held.
     pub(super) unsafe fn first(&self, key: usize) -> Option<&ThreadData> {
-        // SAFETY: the caller holds the bucket lock, so the chain is stable.
-        unsafe {
-            let mut cur = self.head.get();
-            while !cur.is_null() {
-                if (*cur).key.get() == key {
-                    return Some(&*cur);
-                }
-                cur = (*cur).next.get();
-            }
-        }
-        None
+        // SAFETY: the caller holds the bucket lock.
+        unsafe { self.first_from(self.head.get(), key) }
     }
 
     /// How many waiters are queued on `key`.
@@ -346,17 +344,28 @@ impl Table {
 
     #[inline]
     pub(super) fn bucket(&self, key: usize) -> &'static Bucket {
-        // Fibonacci hashing: the top bits of key × 2^64/φ.
-        #[cfg(not(loom))]
-        let index = ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize;
-        // Loom replays executions and needs each to touch the same objects,
-        // but heap addresses differ between runs: every key shares bucket 0,
-        // which also model-checks the collided-queue case.
-        #[cfg(loom)]
-        let index = {
-            let _ = key;
-            0
-        };
+        self.bucket_at(self.index(key))
+    }
+
+    /// The place of `key`'s bucket in this table: Fibonacci hashing, the
+    /// top bits of key × 2^64/φ.
+    #[cfg(not(loom))]
+    #[inline]
+    fn index(&self, key: usize) -> usize {
+        ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
+    }
+
+    /// Loom replays executions and needs each to touch the same objects,
+    /// but heap addresses differ between runs: every key shares bucket 0,
+    /// which also model-checks the collided-queue case.
+    #[cfg(loom)]
+    #[inline]
+    fn index(&self, _key: usize) -> usize {
+        0
+    }
+
+    #[inline]
+    fn bucket_at(&self, index: usize) -> &'static Bucket {
         // SAFETY: buckets are leaked, so they live forever.
         unsafe { &*self.buckets[index] }
     }
@@ -431,6 +440,65 @@ pub(super) fn lock_bucket(key: usize) -> &'static Bucket {
         }
         // SAFETY: we locked it just above.
         unsafe { bucket.lock.unlock() };
+    }
+}
+
+/// Locks the bucket that holds `data`'s queue, wherever a requeue has moved
+/// it. Returns the bucket and the key `data` is queued on.
+///
+/// # Safety
+/// `data` is queued (or was claimed out of its queue and is still alive).
+pub(super) unsafe fn lock_bucket_of(data: &ThreadData) -> (&'static Bucket, usize) {
+    loop {
+        let key = data.queued_on.load(Ordering::Relaxed);
+        let bucket = lock_bucket(key);
+        // A move away from `key` needs the lock we now hold, and one that
+        // happened before we took it is visible to us (the lock's order).
+        if data.queued_on.load(Ordering::Relaxed) == key {
+            return (bucket, key);
+        }
+        // SAFETY: locked by lock_bucket just above.
+        unsafe { bucket.lock.unlock() };
+    }
+}
+
+/// Locks the buckets of `a` and `b` (once, if they are one bucket), in the
+/// order of their places in the table, the order `grow_table` locks every
+/// bucket in, so that two pairs or a pair and a growth never deadlock.
+pub(super) fn lock_bucket_pair(a: usize, b: usize) -> (&'static Bucket, &'static Bucket) {
+    loop {
+        let table = current_table();
+        let (ia, ib) = (table.index(a), table.index(b));
+        let (first, second) = (table.bucket_at(ia.min(ib)), table.bucket_at(ia.max(ib)));
+        first.lock.lock();
+        if ia != ib {
+            second.lock.lock();
+        }
+        // As in lock_bucket: a replacement happens with every bucket locked.
+        if ptr::eq(globals().table.load(Ordering::Relaxed), table) {
+            return (table.bucket_at(ia), table.bucket_at(ib));
+        }
+        // SAFETY: locked just above.
+        unsafe {
+            if ia != ib {
+                second.lock.unlock();
+            }
+            first.lock.unlock();
+        }
+    }
+}
+
+/// Unlocks what [`lock_bucket_pair`] locked.
+///
+/// # Safety
+/// `a` and `b` are what `lock_bucket_pair` returned, still locked by us.
+pub(super) unsafe fn unlock_bucket_pair(a: &Bucket, b: &Bucket) {
+    // SAFETY: per our contract.
+    unsafe {
+        a.lock.unlock();
+        if !ptr::eq(a, b) {
+            b.lock.unlock();
+        }
     }
 }
 

@@ -28,7 +28,7 @@
 //! queue's reference and drops it after the waker returns. Dropping the
 //! handle does not cancel: a wait nobody gives up ends with its notify.
 
-use super::record::{Owed, ThreadData};
+use super::record::{Owed, ThreadData, Waits};
 use super::{enqueue, leave_queue, ParkResult, UnparkToken};
 use crate::sync::{AtomicBool, Ordering};
 use core::cell::UnsafeCell;
@@ -104,7 +104,7 @@ pub unsafe fn park_with_waker(
     // is not queued; `validate` per our contract.
     if unsafe {
         record.data.waker_record.set(queued.cast());
-        enqueue(key, validate, &record.data, Owed::NOTHING, false)
+        enqueue(key, validate, &record.data, Owed::NOTHING, Waits::Async)
     } {
         Some(WakerWait(record))
     } else {
@@ -144,7 +144,6 @@ impl WakerWait {
         // record under the bucket lock, so the wait for it ends at once.
         let result = unsafe {
             leave_queue(
-                record.key,
                 &record.data,
                 |_, _| {},
                 || {

@@ -23,12 +23,17 @@
 //! dropped).
 
 use super::spin::SpinBudget;
-use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
+use crate::blocking::thread_may_block;
+use crate::sync::{self, AtomicU32, Condvar, Mutex, Ordering};
 
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
 const CLAIMED: u32 = 2;
 const SLEEPER: u32 = 4;
+
+/// How many looks at the state a thread that stays awake takes between two
+/// looks at the clock (and yields).
+const AWAKE_LOOKS_PER_CHECK: u32 = 64;
 
 pub(crate) struct Parker {
     state: AtomicU32,
@@ -67,6 +72,10 @@ impl Parker {
     /// first (spin.rs): a waker that comes meanwhile finds no SLEEPER and
     /// finishes with one compare-and-swap.
     pub(crate) fn park(&self, spin: bool) {
+        if !thread_may_block() {
+            self.stay_awake(None);
+            return;
+        }
         if spin && self.spin.spin(|| !self.is_unparked()) {
             return;
         }
@@ -95,6 +104,9 @@ impl Parker {
     }
 
     pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
+        if !thread_may_block() {
+            return self.stay_awake(Some(deadline_ns));
+        }
         if spin && self.spin.spin(|| !self.is_unparked()) {
             return true;
         }
@@ -112,6 +124,28 @@ impl Parker {
                 .0;
         }
         true
+    }
+
+    /// For a thread that may not sleep: watches the state, never announcing
+    /// SLEEPER (so the waker finishes with its compare-and-swap), until it
+    /// is IDLE (`true`) or the deadline passes (`false`, as a timed-out
+    /// sleep returns). Its queue position, and so its turn, are a sleeper's.
+    fn stay_awake(&self, deadline_ns: Option<u64>) -> bool {
+        let mut looks: u32 = 0;
+        loop {
+            if self.is_unparked() {
+                return true;
+            }
+            looks = looks.wrapping_add(1);
+            if looks.is_multiple_of(AWAKE_LOOKS_PER_CHECK) {
+                if deadline_ns.is_some_and(|d| now_ns() >= d) {
+                    return false;
+                }
+                sync::yield_now();
+            } else {
+                sync::spin_loop();
+            }
+        }
     }
 
     /// Whether a waker has claimed this record and finished waking it.

@@ -19,14 +19,23 @@
 //! Because the word is plain memory, a thread that cannot block may instead
 //! wait on it asynchronously for the value 1 (in wasm, `Atomics.waitAsync`);
 //! such records never enter 2, so `wake` reaches them as it reaches sleepers.
+//! A thread that cannot block but parks anyway (`park` on a page's main
+//! thread, where `memory.atomic.wait32` traps) stays in 2 the whole time,
+//! watching the word, so that no waker ever needs to wake it (`stay_awake`).
 
 use super::platform::{now_ns, wait, wake};
 use super::spin::SpinBudget;
-use crate::sync::{AtomicU32, Ordering};
+use crate::blocking::thread_may_block;
+use crate::sync::{self, AtomicU32, Ordering};
 
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
 const SPINNING: u32 = 2;
+
+/// How many looks at the word a thread that stays awake takes between two
+/// looks at the clock (and yields): the clock may be a call out of wasm.
+/// (Every look, in loom's models: each look is a step to explore.)
+const AWAKE_LOOKS_PER_CHECK: u32 = if cfg!(loom) { 1 } else { 64 };
 
 pub(crate) struct Parker {
     state: AtomicU32,
@@ -58,6 +67,10 @@ impl Parker {
     /// Sleeps until claimed; with `spin`, watches the record for a while
     /// first (`spin.rs`).
     pub(crate) fn park(&self, spin: bool) {
+        if !thread_may_block() {
+            self.stay_awake(None);
+            return;
+        }
         if spin && self.spin_first() {
             return;
         }
@@ -67,6 +80,9 @@ impl Parker {
     }
 
     pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
+        if !thread_may_block() {
+            return self.stay_awake(Some(deadline_ns));
+        }
         if spin && self.spin_first() {
             return true;
         }
@@ -99,6 +115,39 @@ impl Parker {
         self.state
             .compare_exchange(SPINNING, PARKED, Ordering::Acquire, Ordering::Acquire)
             .is_err()
+    }
+
+    /// For a thread that may not sleep: announces that the owner is awake
+    /// (1 → 2) and watches the record until a waker claims it (`true`), or
+    /// until the deadline passes (2 → 1, then `false`; a claim that lands
+    /// first wins). The waker finds 2 and calls no `wake`: nothing here ever
+    /// sleeps. Its queue position, and so its turn, are those of a sleeper.
+    fn stay_awake(&self, deadline_ns: Option<u64>) -> bool {
+        if self
+            .state
+            .compare_exchange(PARKED, SPINNING, Ordering::Relaxed, Ordering::Acquire)
+            .is_err()
+        {
+            return true; // IDLE: claimed while we were queueing
+        }
+        let mut looks: u32 = 0;
+        loop {
+            if self.state.load(Ordering::Acquire) == IDLE {
+                return true;
+            }
+            looks = looks.wrapping_add(1);
+            if looks.is_multiple_of(AWAKE_LOOKS_PER_CHECK) {
+                if deadline_ns.is_some_and(|d| now_ns() >= d) {
+                    return self
+                        .state
+                        .compare_exchange(SPINNING, PARKED, Ordering::Acquire, Ordering::Acquire)
+                        .is_err();
+                }
+                sync::yield_now();
+            } else {
+                sync::spin_loop();
+            }
+        }
     }
 
     /// Whether a waker has claimed this record (Acquire: its token is visible).
@@ -248,5 +297,38 @@ mod loom_models {
             handle.unpark();
             owner.join().unwrap();
         });
+    }
+
+    /// An owner that may not block stays awake (never sleeps on the word)
+    /// and still sees every claim; with a deadline that passes while a claim
+    /// races it, it either returns claimed, or timed out with the record
+    /// back in PARKED, and then (as the ParkingLot does after a timeout it
+    /// loses) waits awake for the claim in flight. (`MAY_BLOCK` is a std
+    /// thread-local, shared by a model's threads: only the owner parks.)
+    #[test]
+    fn an_owner_that_stays_awake_sees_every_claim_and_its_deadline() {
+        for deadline in [None, Some(0)] {
+            loom::model(move || {
+                let parker = Arc::new(Parker::new());
+                parker.prepare_park();
+                let waker = {
+                    let parker = parker.clone();
+                    loom::thread::spawn(move || parker.unpark_lock().unpark())
+                };
+                crate::set_thread_may_block(false);
+                match deadline {
+                    None => parker.park(false),
+                    Some(d) => {
+                        if !parker.park_until(d, false) {
+                            assert!(parker.timed_out() || parker.is_unparked());
+                            parker.park(false);
+                        }
+                    }
+                }
+                crate::set_thread_may_block(true);
+                assert!(parker.is_unparked());
+                waker.join().unwrap();
+            });
+        }
     }
 }

@@ -1,0 +1,39 @@
+/**
+ * What the wasm acquisition exports take and return, and what each result
+ * means to a caller: shared by every primitive that can be acquired, and by
+ * the waiter pool, which releases what a cancelled async wait was granted.
+ */
+import { OwnerDiedError, alreadyHeldError } from './errors.js';
+import { freedError } from './kinds.js';
+
+/** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
+export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4, Freed: 5 } as const;
+
+/** What a reader-writer lock's call takes, releases or turns into (wasm/src/toolkit.rs, `rw_mode`). */
+export const Mode = { Read: 0, Write: 1, Upgradable: 2, Upgrade: 3 } as const;
+export type Mode = (typeof Mode)[keyof typeof Mode];
+
+/** What a thread holds once an acquisition of `mode` succeeded (an upgrade: the write lock). */
+export function heldAfter(mode: number): number {
+  return mode === Mode.Upgrade ? Mode.Write : mode;
+}
+
+/**
+ * Whether an acquisition export took the lock at `address`; throws for an
+ * owner-died lock (then held by this thread) and for a lock this thread
+ * already holds (then nothing changed).
+ */
+export function tookLock(code: number, call: string, address: number): boolean {
+  switch (code) {
+    case Acquired.Yes:
+      return true;
+    case Acquired.No:
+      return false;
+    case Acquired.OwnerDied:
+      throw new OwnerDiedError(call, address);
+    case Acquired.Freed: // only a freed Lock object calls with its stand-in's address
+      throw freedError(call, 'Lock');
+    default:
+      throw alreadyHeldError(call);
+  }
+}

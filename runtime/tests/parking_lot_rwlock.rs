@@ -1,0 +1,546 @@
+//! parking_lot's own reader-writer lock tests, run against [`parklot::RwLock`].
+//!
+//! Ported from parking_lot 0.13.0 (`src/rwlock.rs`, 23 tests; `test_serde`
+//! and `test_issue_430` need parking_lot's `serde` and `arc_lock` features,
+//! which parklot does not have) and, for `read_recursive`, which 0.13 moved
+//! to a separate `RecursiveRwLock`: `test_rwlock_recursive` from parking_lot
+//! 0.12 and `recursive_read_with_waiting_writer` from 0.13's
+//! `src/recursive_rwlock.rs`. parking_lot is Copyright 2016 Amanieu d'Antras,
+//! under the MIT or Apache-2.0 license, as parklot is. Changes: parklot's
+//! names (`has_parked`, the [`ReadRecursive`] trait), no `rand` (a xorshift
+//! instead), and waiting for a writer to park instead of sleeping.
+
+use parklot::{
+    ReadRecursive, RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+#[derive(Eq, PartialEq, Debug)]
+struct NonCopy(i32);
+
+/// Waits until a thread is parked on `lock` (a writer, in these tests).
+fn wait_parked<T>(lock: &RwLock<T>) {
+    // SAFETY: only a snapshot of the raw lock's word is read.
+    while !unsafe { lock.raw() }.has_parked() {
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn smoke() {
+    let l = RwLock::new(());
+    drop(l.read());
+    drop(l.write());
+    drop(l.upgradable_read());
+    drop((l.read(), l.read()));
+    drop((l.read(), l.upgradable_read()));
+    drop(l.write());
+}
+
+#[test]
+fn frob() {
+    const N: u32 = 10;
+    const M: u32 = if cfg!(miri) { 100 } else { 1000 };
+
+    let r = Arc::new(RwLock::new(()));
+
+    let mut threads = Vec::new();
+    for seed in 0..N {
+        let r = r.clone();
+        threads.push(thread::spawn(move || {
+            let mut x = 0x9E37_79B9u32 ^ (seed + 1).wrapping_mul(0x85EB_CA6B);
+            for _ in 0..M {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                if x.is_multiple_of(N) {
+                    drop(r.write());
+                } else {
+                    drop(r.read());
+                }
+            }
+        }));
+    }
+    for thread in threads {
+        thread.join().unwrap();
+    }
+}
+
+#[test]
+fn test_rw_arc_no_poison_wr() {
+    let arc = Arc::new(RwLock::new(1));
+    let arc2 = arc.clone();
+    let _: Result<(), _> = thread::spawn(move || {
+        let _lock = arc2.write();
+        panic!();
+    })
+    .join();
+    let lock = arc.read();
+    assert_eq!(*lock, 1);
+}
+
+#[test]
+fn test_rw_arc_no_poison_ww() {
+    let arc = Arc::new(RwLock::new(1));
+    let arc2 = arc.clone();
+    let _: Result<(), _> = thread::spawn(move || {
+        let _lock = arc2.write();
+        panic!();
+    })
+    .join();
+    let lock = arc.write();
+    assert_eq!(*lock, 1);
+}
+
+#[test]
+fn test_rw_arc_no_poison_rr() {
+    let arc = Arc::new(RwLock::new(1));
+    let arc2 = arc.clone();
+    let _: Result<(), _> = thread::spawn(move || {
+        let _lock = arc2.read();
+        panic!();
+    })
+    .join();
+    let lock = arc.read();
+    assert_eq!(*lock, 1);
+}
+
+#[test]
+fn test_rw_arc_no_poison_rw() {
+    let arc = Arc::new(RwLock::new(1));
+    let arc2 = arc.clone();
+    let _: Result<(), _> = thread::spawn(move || {
+        let _lock = arc2.read();
+        panic!()
+    })
+    .join();
+    let lock = arc.write();
+    assert_eq!(*lock, 1);
+}
+
+#[test]
+fn test_ruw_arc() {
+    let arc = Arc::new(RwLock::new(0));
+    let arc2 = arc.clone();
+
+    let writer = thread::spawn(move || {
+        for _ in 0..10 {
+            let mut lock = arc2.write();
+            let tmp = *lock;
+            *lock = -1;
+            thread::yield_now();
+            *lock = tmp + 1;
+        }
+    });
+
+    let mut children = Vec::new();
+
+    // Upgradable readers try to catch the writer in the act and also
+    // try to touch the value
+    for _ in 0..5 {
+        let arc3 = arc.clone();
+        children.push(thread::spawn(move || {
+            let lock = arc3.upgradable_read();
+            let tmp = *lock;
+            assert!(tmp >= 0);
+            thread::yield_now();
+            let mut lock = RwLockUpgradableReadGuard::upgrade(lock);
+            assert_eq!(tmp, *lock);
+            *lock = -1;
+            thread::yield_now();
+            *lock = tmp + 1;
+        }));
+    }
+
+    // Readers try to catch the writers in the act
+    for _ in 0..5 {
+        let arc4 = arc.clone();
+        children.push(thread::spawn(move || {
+            let lock = arc4.read();
+            assert!(*lock >= 0);
+        }));
+    }
+
+    // Wait for children to pass their asserts
+    for r in children {
+        assert!(r.join().is_ok());
+    }
+
+    // Wait for writer to finish
+    writer.join().unwrap();
+    let lock = arc.read();
+    assert_eq!(*lock, 15);
+}
+
+#[test]
+fn test_rw_arc() {
+    let arc = Arc::new(RwLock::new(0));
+    let arc2 = arc.clone();
+
+    let writer = thread::spawn(move || {
+        let mut lock = arc2.write();
+        for _ in 0..10 {
+            let tmp = *lock;
+            *lock = -1;
+            thread::yield_now();
+            *lock = tmp + 1;
+        }
+    });
+
+    // Readers try to catch the writer in the act
+    let mut children = Vec::new();
+    for _ in 0..5 {
+        let arc3 = arc.clone();
+        children.push(thread::spawn(move || {
+            let lock = arc3.read();
+            assert!(*lock >= 0);
+        }));
+    }
+
+    // Wait for children to pass their asserts
+    for r in children {
+        assert!(r.join().is_ok());
+    }
+
+    // Wait for writer to finish
+    writer.join().unwrap();
+    let lock = arc.read();
+    assert_eq!(*lock, 10);
+}
+
+#[test]
+fn test_rw_arc_access_in_unwind() {
+    let arc = Arc::new(RwLock::new(1));
+    let arc2 = arc.clone();
+    let _ = thread::spawn(move || {
+        struct Unwinder {
+            i: Arc<RwLock<isize>>,
+        }
+        impl Drop for Unwinder {
+            fn drop(&mut self) {
+                let mut lock = self.i.write();
+                *lock += 1;
+            }
+        }
+        let _u = Unwinder { i: arc2 };
+        panic!();
+    })
+    .join();
+    let lock = arc.read();
+    assert_eq!(*lock, 2);
+}
+
+#[test]
+fn test_rwlock_unsized() {
+    let rw: &RwLock<[i32]> = &RwLock::new([1, 2, 3]);
+    {
+        let b = &mut *rw.write();
+        b[0] = 4;
+        b[2] = 5;
+    }
+    let comp: &[i32] = &[4, 2, 5];
+    assert_eq!(&*rw.read(), comp);
+}
+
+#[test]
+fn test_read_with_waiting_writer() {
+    let lock = Arc::new(RwLock::new(()));
+    let reader = lock.read();
+
+    let lock2 = Arc::clone(&lock);
+    let writer = thread::spawn(move || drop(lock2.write()));
+    wait_parked(&lock);
+
+    // A waiting writer blocks new readers even though no writer holds the lock.
+    assert!(lock.try_read().is_none());
+
+    drop(reader);
+    writer.join().unwrap();
+}
+
+#[test]
+fn test_rwlock_try_read() {
+    let lock = RwLock::new(0isize);
+    {
+        let read_guard = lock.read();
+
+        let read_result = lock.try_read();
+        assert!(
+            read_result.is_some(),
+            "try_read should succeed while read_guard is in scope"
+        );
+
+        drop(read_guard);
+    }
+    {
+        let upgrade_guard = lock.upgradable_read();
+
+        let read_result = lock.try_read();
+        assert!(
+            read_result.is_some(),
+            "try_read should succeed while upgrade_guard is in scope"
+        );
+
+        drop(upgrade_guard);
+    }
+    {
+        let write_guard = lock.write();
+
+        let read_result = lock.try_read();
+        assert!(
+            read_result.is_none(),
+            "try_read should fail while write_guard is in scope"
+        );
+
+        drop(write_guard);
+    }
+}
+
+#[test]
+fn test_rwlock_try_write() {
+    let lock = RwLock::new(0isize);
+    {
+        let read_guard = lock.read();
+
+        let write_result = lock.try_write();
+        assert!(
+            write_result.is_none(),
+            "try_write should fail while read_guard is in scope"
+        );
+        assert!(lock.is_locked());
+        assert!(!lock.is_locked_exclusive());
+
+        drop(read_guard);
+    }
+    {
+        let upgrade_guard = lock.upgradable_read();
+
+        let write_result = lock.try_write();
+        assert!(
+            write_result.is_none(),
+            "try_write should fail while upgrade_guard is in scope"
+        );
+        assert!(lock.is_locked());
+        assert!(!lock.is_locked_exclusive());
+
+        drop(upgrade_guard);
+    }
+    {
+        let write_guard = lock.write();
+
+        let write_result = lock.try_write();
+        assert!(
+            write_result.is_none(),
+            "try_write should fail while write_guard is in scope"
+        );
+        assert!(lock.is_locked());
+        assert!(lock.is_locked_exclusive());
+
+        drop(write_guard);
+    }
+}
+
+#[test]
+fn test_rwlock_try_upgrade() {
+    let lock = RwLock::new(0isize);
+    {
+        let read_guard = lock.read();
+
+        let upgrade_result = lock.try_upgradable_read();
+        assert!(
+            upgrade_result.is_some(),
+            "try_upgradable_read should succeed while read_guard is in scope"
+        );
+
+        drop(read_guard);
+    }
+    {
+        let upgrade_guard = lock.upgradable_read();
+
+        let upgrade_result = lock.try_upgradable_read();
+        assert!(
+            upgrade_result.is_none(),
+            "try_upgradable_read should fail while upgrade_guard is in scope"
+        );
+
+        drop(upgrade_guard);
+    }
+    {
+        let write_guard = lock.write();
+
+        let upgrade_result = lock.try_upgradable_read();
+        assert!(
+            upgrade_result.is_none(),
+            "try_upgradable should fail while write_guard is in scope"
+        );
+
+        drop(write_guard);
+    }
+}
+
+#[test]
+fn test_into_inner() {
+    let m = RwLock::new(NonCopy(10));
+    assert_eq!(m.into_inner(), NonCopy(10));
+}
+
+#[test]
+fn test_into_inner_drop() {
+    struct Foo(Arc<AtomicUsize>);
+    impl Drop for Foo {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let num_drops = Arc::new(AtomicUsize::new(0));
+    let m = RwLock::new(Foo(num_drops.clone()));
+    assert_eq!(num_drops.load(Ordering::SeqCst), 0);
+    {
+        let _inner = m.into_inner();
+        assert_eq!(num_drops.load(Ordering::SeqCst), 0);
+    }
+    assert_eq!(num_drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn test_get_mut() {
+    let mut m = RwLock::new(NonCopy(10));
+    *m.get_mut() = NonCopy(20);
+    assert_eq!(m.into_inner(), NonCopy(20));
+}
+
+#[test]
+fn test_rwlockguard_sync() {
+    fn sync<T: Sync>(_: T) {}
+
+    let rwlock = RwLock::new(());
+    sync(rwlock.read());
+    sync(rwlock.write());
+}
+
+#[test]
+fn test_rwlock_downgrade() {
+    let x = Arc::new(RwLock::new(0));
+    let mut handles = Vec::new();
+    for _ in 0..8 {
+        let x = x.clone();
+        handles.push(thread::spawn(move || {
+            for _ in 0..100 {
+                let mut writer = x.write();
+                *writer += 1;
+                let cur_val = *writer;
+                let reader = RwLockWriteGuard::downgrade(writer);
+                assert_eq!(cur_val, *reader);
+            }
+        }));
+    }
+    for handle in handles {
+        handle.join().unwrap()
+    }
+    assert_eq!(*x.read(), 800);
+}
+
+#[test]
+fn test_rwlock_debug() {
+    let x = RwLock::new(vec![0u8, 10]);
+
+    assert_eq!(format!("{:?}", x), "RwLock { data: [0, 10] }");
+    let _lock = x.write();
+    assert_eq!(format!("{:?}", x), "RwLock { data: <locked> }");
+}
+
+#[test]
+fn test_clone_through_guard() {
+    let rwlock = RwLock::new(Arc::new(1));
+    let a = rwlock.read();
+    // This must clone the protected Arc, not the read guard.
+    let b = a.clone();
+    assert_eq!(Arc::strong_count(&b), 2);
+}
+
+#[test]
+fn test_issue_203() {
+    struct Bar(RwLock<()>);
+
+    impl Drop for Bar {
+        fn drop(&mut self) {
+            let _n = self.0.write();
+        }
+    }
+
+    thread_local! {
+        static B: Bar = const { Bar(RwLock::new(())) };
+    }
+
+    thread::spawn(|| {
+        B.with(|_| ());
+
+        let a = RwLock::new(());
+        let _a = a.read();
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn test_rw_write_is_locked() {
+    let lock = RwLock::new(0isize);
+    {
+        let _read_guard = lock.read();
+
+        assert!(lock.is_locked());
+        assert!(!lock.is_locked_exclusive());
+    }
+
+    {
+        let _write_guard = lock.write();
+
+        assert!(lock.is_locked());
+        assert!(lock.is_locked_exclusive());
+    }
+}
+
+// ----- read_recursive -----
+
+/// parking_lot 0.12's `test_rwlock_recursive`.
+#[test]
+fn test_rwlock_recursive() {
+    let arc = Arc::new(RwLock::new(1));
+    let arc2 = arc.clone();
+    let lock1 = arc.read();
+    let t = thread::spawn(move || {
+        let _lock = arc2.write();
+    });
+    wait_parked(&arc);
+
+    // A normal read would block here since there is a pending writer
+    let lock2 = arc.read_recursive();
+
+    // Unblock the thread and join it.
+    drop(lock1);
+    drop(lock2);
+    t.join().unwrap();
+}
+
+/// parking_lot 0.13's `recursive_read_with_waiting_writer`, whose
+/// `RecursiveRwLock::try_read` is `try_read_recursive` here.
+#[test]
+fn recursive_read_with_waiting_writer() {
+    let lock = Arc::new(RwLock::new(()));
+    let first = lock.read_recursive();
+    let second = lock.read_recursive();
+
+    let lock2 = Arc::clone(&lock);
+    let writer = thread::spawn(move || drop(lock2.write()));
+    wait_parked(&lock);
+
+    assert!(lock.try_read_recursive().is_some());
+    let mut second = second;
+    RwLockReadGuard::bump(&mut second);
+
+    drop(first);
+    drop(second);
+    writer.join().unwrap();
+}
