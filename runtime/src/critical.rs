@@ -78,7 +78,10 @@ pub const POISON_POLL_NS: u64 = 100_000_000;
 
 const DEPTH: u32 = 0xFFFF;
 const SECTION_SHIFT: u32 = 16;
+// (The entry count is not kept under loom, which models no sections.)
+#[cfg_attr(loom, allow(dead_code))]
 const ENTRIES_SHIFT: u32 = 24;
+#[cfg_attr(loom, allow(dead_code))]
 const ENTRIES: u32 = 0xFF << ENTRIES_SHIFT;
 
 std::thread_local! {

@@ -47,6 +47,9 @@ pub mod clock;
 mod condition;
 pub mod critical;
 pub mod futex;
+// Futures for async Rust over the primitives' asynchronous steps.
+#[cfg(not(loom))]
+pub mod futures;
 pub mod heap;
 mod lock;
 pub mod parking_lot;
@@ -83,6 +86,8 @@ pub use clock::Instant;
 pub use condition::Condvar;
 pub use condition::{Condition, WrongLock};
 pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
+#[cfg(not(loom))]
+pub use futures::{CondvarAsync, MutexAsync, RwLockAsync};
 pub use lock::{
     carry_parked, set_carry_parked, set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied,
     DEFAULT_SPIN_LIMIT,

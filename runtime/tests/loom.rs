@@ -531,6 +531,114 @@ fn waker_wait_wake_against_timeout() {
     waker_wait_against_notify(true);
 }
 
+/// A task's waker as loom sees it: an executor that sleeps on a condition
+/// variable until woken (`wait`), as a thread blocked on a future does.
+struct TaskFlag {
+    woken: loom::sync::Mutex<bool>,
+    cond: loom::sync::Condvar,
+}
+impl TaskFlag {
+    fn new() -> std::sync::Arc<TaskFlag> {
+        std::sync::Arc::new(TaskFlag {
+            woken: loom::sync::Mutex::new(false),
+            cond: loom::sync::Condvar::new(),
+        })
+    }
+    /// Sleeps until a wake since the last one consumed.
+    fn wait(&self) {
+        let mut woken = self.woken.lock().unwrap();
+        while !*woken {
+            woken = self.cond.wait(woken).unwrap();
+        }
+        *woken = false;
+    }
+}
+impl std::task::Wake for TaskFlag {
+    fn wake(self: std::sync::Arc<Self>) {
+        *self.woken.lock().unwrap() = true;
+        self.cond.notify_one();
+    }
+}
+
+/// A Rust future's record (`TaskWaiter`) queued on a lock against the
+/// holder's unlock: the unlock's claim settles the record and wakes the task
+/// (no wake is lost between the owner's look and its registration), the
+/// owner queues again only once settled, and the lock is taken exactly once.
+#[test]
+fn task_waiter_is_woken_by_the_unlock_it_waits_for() {
+    use parklot::parking_lot::TaskWaiter;
+    parklot::set_spin_limit(0);
+    model(|| {
+        let lock = Arc::new(Lock::new());
+        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        lock.lock();
+        let (l2, c2) = (lock.clone(), counter.clone());
+        let owner = thread::spawn(move || {
+            let flag = TaskFlag::new();
+            let waker = std::task::Waker::from(flag.clone());
+            let cx = std::task::Context::from_waker(&waker);
+            let w = TaskWaiter::new();
+            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) };
+            while !held {
+                if w.settled(&cx) {
+                    held = unsafe { w.queue(|a| l2.lock_async_resume(a)) };
+                } else {
+                    // Pending: only the promised wake moves us on.
+                    flag.wait();
+                }
+            }
+            c2.bump();
+            l2.unlock();
+        });
+        counter.bump();
+        lock.unlock();
+        owner.join().unwrap();
+        assert_eq!(counter.get(), 2);
+        assert!(!lock.is_locked());
+        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+    });
+}
+
+/// A dropped future's record, cancelled against the unlock that may claim
+/// it: either the cancel takes it out (and calls it back itself) or the
+/// unlock claims it (and its call back follows); the record is settled
+/// either way, and a lock handed over is passed on.
+#[test]
+fn task_waiter_cancel_against_a_fair_unlock() {
+    use parklot::parking_lot::TaskWaiter;
+    parklot::set_spin_limit(0);
+    model(|| {
+        let lock = Arc::new(Lock::new());
+        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        lock.lock();
+        let (l2, c2) = (lock.clone(), counter.clone());
+        let owner = thread::spawn(move || {
+            let flag = TaskFlag::new();
+            let waker = std::task::Waker::from(flag);
+            let cx = std::task::Context::from_waker(&waker);
+            let w = TaskWaiter::new();
+            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) };
+            if !held {
+                held = unsafe { l2.lock_async_cancel(w.waiter()) };
+                while !w.settled(&cx) {
+                    thread::yield_now();
+                }
+            }
+            if !held {
+                l2.lock();
+            }
+            c2.bump();
+            l2.unlock();
+        });
+        counter.bump();
+        lock.unlock_fair();
+        owner.join().unwrap();
+        assert_eq!(counter.get(), 2);
+        assert!(!lock.is_locked());
+        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+    });
+}
+
 /// `cancel_range` against a notify on a waker-record wait: exactly one ends
 /// it, the waker runs once with that outcome, and each counts only its own.
 #[test]

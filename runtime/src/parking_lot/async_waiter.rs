@@ -124,7 +124,7 @@ pub unsafe fn cancel_async(
     debug_assert_eq!(key, waiter.queued_key(), "cancelled under another address");
     // SAFETY: forwarded from the caller. A claimed word parker is complete at
     // once; the portable one completes a few instructions after its claim.
-    unsafe {
+    let result = unsafe {
         leave_queue(
             &waiter.data,
             timed_out,
@@ -135,5 +135,16 @@ pub unsafe fn cancel_async(
             },
             false,
         )
+    };
+    // A record that calls back ([`super::TaskWaiter`]'s) is told of its
+    // settlement either way: by the unpark that claimed it, or here, by the
+    // one who took it out of its queue.
+    // SAFETY: set before the record was first queued and never changed.
+    let record = unsafe { waiter.data.waker_record.get() };
+    if result == ParkResult::TimedOut && !record.is_null() {
+        // SAFETY: we took the record out of its queue (no lock is held now),
+        // so the queue's reference is ours to hand on.
+        unsafe { super::waker::call_back(record, super::WaitOutcome::Cancelled) };
     }
+    result
 }

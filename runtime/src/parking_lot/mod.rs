@@ -15,6 +15,7 @@
 //! - `async_waiter`: records that wait without a thread ([`AsyncWaiter`]);
 //! - `waker`: records that call the embedder back when their wait ends
 //!   ([`WakerWait`]);
+//! - `task`: async records that wake a Rust task, for futures ([`TaskWaiter`]);
 //! - `reap`: taking the records of a thread that is gone out of the queues.
 //! - `cancel`: cancelling every wait on an address range (what an engine
 //!   calls when it frees a buffer).
@@ -35,6 +36,7 @@ mod reap;
 mod record;
 mod requeue;
 mod table;
+mod task;
 mod waker;
 
 use crate::clock::Instant;
@@ -49,6 +51,7 @@ pub use reap::{abandon_async, abandon_thread, ThreadRecord};
 pub use record::{Abandon, Owed};
 pub use requeue::{unpark_requeue, waiting_with, Queued, Requeue};
 pub use table::{stats, Stats};
+pub use task::TaskWaiter;
 pub use waker::{park_with_waker, WaitOutcome, Waker, WakerWait};
 
 /// A value an unparker hands to the thread it wakes (for example "you now own

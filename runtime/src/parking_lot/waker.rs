@@ -50,8 +50,20 @@ pub enum WaitOutcome {
 /// but must not unwind.
 pub type Waker = Box<dyn FnOnce(WaitOutcome) + Send>;
 
+/// The first field of every record that calls back when its wait ends (a
+/// [`WakerWait`]'s, a [`super::TaskWaiter`]'s): a record's
+/// `data.waker_record` points at it, and whoever settles the wait calls
+/// `call` with it, once, with no lock held. `call` owns the queue's
+/// reference to the record from then on and must release it.
+#[repr(C)]
+pub(super) struct CallBack {
+    pub(super) call: unsafe fn(*const CallBack, WaitOutcome),
+}
+
 /// The record a queue holds; its `data.waker_record` points back at it.
+#[repr(C)] // `head` first: a pointer to the record is one to its head
 struct Record {
+    head: CallBack,
     data: ThreadData,
     /// The address waited on.
     key: usize,
@@ -93,6 +105,7 @@ pub unsafe fn park_with_waker(
     waker: Waker,
 ) -> Option<WakerWait> {
     let record = Arc::new(Record {
+        head: CallBack { call: call_waker },
         data: ThreadData::new(),
         key,
         giving_up: AtomicBool::new(false),
@@ -166,17 +179,30 @@ impl WakerWait {
     }
 }
 
-/// Runs a waker record's waker with `outcome` and drops the queue's
-/// reference to the record.
+/// Tells a record that calls back how its wait ended: runs its head's
+/// `call`, which releases the queue's reference to the record.
 ///
 /// # Safety
-/// `record` is a record's `data.waker_record` (the queue's reference, from
-/// `park_with_waker`), and the caller settled that record: it claimed it in
-/// an unpark or took it out of its queue, so the reference is the caller's
-/// to release. No bucket lock is held.
+/// `record` is a record's `data.waker_record` (a [`CallBack`] head), and the
+/// caller settled that record: it claimed it in an unpark or took it out of
+/// its queue, so the queue's reference is the caller's to hand on. No
+/// bucket lock is held.
 pub(super) unsafe fn call_back(record: *const (), outcome: WaitOutcome) {
-    // SAFETY: made by Arc::into_raw of a Record; released once, by the settler.
-    let record = unsafe { Arc::from_raw(record.cast::<Record>()) };
+    let head = record.cast::<CallBack>();
+    // SAFETY: per our contract, a live head, called once per settlement.
+    unsafe { ((*head).call)(head, outcome) }
+}
+
+/// A [`WakerWait`] record's `call`: runs the embedder's waker with
+/// `outcome` and drops the queue's reference to the record.
+///
+/// # Safety
+/// As for [`call_back`], with `head` the head of a [`Record`] made by
+/// `park_with_waker` (the queue's reference, from `Arc::into_raw`).
+unsafe fn call_waker(head: *const CallBack, outcome: WaitOutcome) {
+    // SAFETY: made by Arc::into_raw of a Record, whose first field the head
+    // is (repr(C)); released once, by the settler.
+    let record = unsafe { Arc::from_raw(head.cast::<Record>()) };
     // SAFETY: only the settler touches `waker` after creation.
     let waker = unsafe { (*record.waker.get()).take() };
     if let Some(waker) = waker {
