@@ -6,12 +6,16 @@
 // Suites (each writes DIR/<suite>.json and DIR/<suite>.md, same ChartSpec):
 //   native            cargo run --release -p parklot-bench --bin suite -- [--quick] --out DIR
 //   native-rwlock     cargo run --release -p parklot-bench --bin rwlock -- [--quick] --out DIR (experiment 6)
+//   native-async      cargo run --release -p parklot-bench --bin async_locks -- [--quick] --out DIR
+//                     (lock_async against tokio's and async-lock's Mutex, awaiting and mixed with blocking)
 //   wasm-node         node bench/wasm/run.mjs [--quick] --out DIR
 //   wasm-node-rwlock  node bench/wasm/rwlock.mjs [--quick] --out DIR (experiment 6, semaphore, barrier)
 //   node-addon        node bench/node/run.mjs [--quick] --out DIR (parklot/node against the engine's Atomics)
 //   calls             node bench/calls/run.mjs [--quick] --out DIR (lock/unlock and withLock against a pure-JS
 //                     mutex, in Node, Deno and Bun)
 //   wasm-chromium     node bench/browser/run.mjs [--quick] --out DIR
+//   wasm-peers        node bench/browser/wasm-peers.mjs [--quick] --out DIR (Rust Mutexes for the web in
+//                     Chromium: parklot, wasm_sync, wasm_safe_mutex, std; the wasm app's build)
 // DIR is bench/results, or bench/results/quick with --quick (a smoke run of
 // about a minute: it checks the suites' correctness checks pass and that
 // every file is written and parses, never a timing). A suite that cannot run
@@ -58,6 +62,11 @@ const SUITES = [
     cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (scripts/setup.sh installs Rust)' : null),
   },
   {
+    name: 'native-async',
+    command: ['cargo', 'run', '--release', '-p', 'parklot-bench', '--bin', 'async_locks', '--'],
+    cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (scripts/setup.sh installs Rust)' : null),
+  },
+  {
     name: 'wasm-node',
     command: [process.execPath, 'bench/wasm/run.mjs'],
     cannotRun: () => null, // its own checks say what is missing (the wasm build, emcc)
@@ -81,6 +90,11 @@ const SUITES = [
     name: 'wasm-chromium',
     command: [process.execPath, 'bench/browser/run.mjs'],
     cannotRun: () => null, // exits with code 3 without Chromium or the built demo
+  },
+  {
+    name: 'wasm-peers',
+    command: [process.execPath, 'bench/browser/wasm-peers.mjs'],
+    cannotRun: () => null, // exits with code 3 without Chromium or the wasm app's build (scripts/build-wasm-app.sh)
   },
 ];
 
@@ -170,7 +184,7 @@ function readme(outcomes, suites, started) {
   p();
   p('- `npm run bench`: every suite, full length (several minutes), into `bench/results/`.');
   p('- `npm run bench -- --quick`: the smoke run (about a minute), into `bench/results/quick/`.');
-  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/calls/run.mjs --out DIR [--pkg before=DIR/js/dist/index.js --pkg after=js/dist/index.js]`, `node bench/browser/run.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
+  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/calls/run.mjs --out DIR [--pkg before=DIR/js/dist/index.js --pkg after=js/dist/index.js]`, `node bench/browser/run.mjs --out DIR`, `node bench/browser/wasm-peers.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
   p('- Two builds of the wasm module against each other (a change to the Lock, say): `node bench/wasm/compare-builds.mjs A.wasm B.wasm`, each build in a process of its own, taking turns, rounds grouped by the line between the CPUs (bench/line-probe.mjs).');
   if (existsSync(join(OUT, 'rwlock.md'))) {
     p();

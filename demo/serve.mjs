@@ -10,6 +10,8 @@
 // "parklot demo: <url>". --no-isolation leaves the headers out, to see what a
 // misconfigured server gives (the pages then explain what is missing).
 // --root serves another directory the same way (the tests' small apps).
+// /wasm-app/ is always tests/wasm-app/www/: a wasm-bindgen app with Rayon
+// in workers and locks on the main thread (built by scripts/build-wasm-app.sh).
 // Stops on SIGINT or SIGTERM.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
@@ -18,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 
 const USAGE = 'usage: node demo/serve.mjs [--port N] [--host H] [--no-isolation] [--root DIR]';
 const DEMO = fileURLToPath(new URL('./dist/', import.meta.url));
+/** URL prefixes served from other directories than the root. */
+const MOUNTS = [['/wasm-app/', fileURLToPath(new URL('../tests/wasm-app/www/', import.meta.url))]];
 const DEFAULT_PORT = 8080;
 
 const TYPES = {
@@ -64,7 +68,7 @@ function die(msg) {
   process.exit(2);
 }
 
-/** The file under ROOT a URL path names, or undefined if it escapes ROOT or does not exist. */
+/** The file a URL path names (under ROOT or a mount), or undefined if it escapes that directory or does not exist. */
 function resolveFile(urlPath) {
   let path;
   try {
@@ -72,8 +76,16 @@ function resolveFile(urlPath) {
   } catch {
     return undefined;
   }
-  const full = normalize(join(ROOT, path));
-  if (full !== ROOT.slice(0, -1) && !full.startsWith(ROOT)) return undefined;
+  let dir = ROOT;
+  for (const [prefix, mounted] of MOUNTS) {
+    if (path.startsWith(prefix)) {
+      dir = mounted;
+      path = path.slice(prefix.length - 1);
+      break;
+    }
+  }
+  const full = normalize(join(dir, path));
+  if (full !== dir.slice(0, -1) && !full.startsWith(dir)) return undefined;
   for (const candidate of [full, join(full, 'index.html'), `${full}.html`]) {
     try {
       if (statSync(candidate).isFile()) return candidate;
@@ -135,6 +147,7 @@ server.on('listening', () => {
   console.log(`parklot demo: http://${host}:${port}/`);
   if (!args.isolation) console.log('  (served WITHOUT Cross-Origin-Opener-Policy / Cross-Origin-Embedder-Policy: the pages will explain)');
   console.log('  pages: / (what a ParkingLot is), /arena.html (lock arena), /lab.html (wait/notify lab)');
+  console.log('         /wasm-app/ (a Rust app with Rayon; after bash scripts/build-wasm-app.sh)');
   console.log('  stop with Ctrl-C');
 });
 

@@ -31,6 +31,11 @@
 #      xvfb-run, plain W3C WebDriver) the arena, the lab, the package's
 #      checks on a page, a terminated worker reaped, and the error of a
 #      WebKit without SharedArrayBuffer
+#   9a. a wasm-bindgen app (tests/wasm-app: Rayon in Web Workers, a Mutex and
+#      an RwLock on the page's main thread) in Chromium, built three ways:
+#      with parklot's wasm-bindgen feature it finishes with exact results and
+#      prints the main thread's time acquiring; with std's locks, and with
+#      parklot without the feature, it traps (Atomics.wait cannot be called)
 #  10. the benchmark smoke (npm run bench -- --quick): every suite runs
 #      briefly and checks its counters and outputs, never its timings
 #
@@ -77,19 +82,37 @@ step "loom model checking"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   run loom cargo test -p parklot --test loom --lib --release
 
-step "Miri (unit tests, strict provenance, 8 scheduler seeds)"
-# One seed at a time (Miri's own many-seeds mode runs them in parallel and
-# interleaves their output).
-for seed in 0 1 2 3 4 5 6 7; do
-  MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-seed=$seed" run "miri-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib
+step "Miri (unit tests, strict provenance, 8 scheduler seeds; then 4 on the portable parker)"
+# Miri interprets on one core: two lanes of seeds side by side use both
+# (its clock is virtual, so sharing the cores changes no result). The
+# portable parker (--cfg parklot_portable_parker: the std Mutex + Condvar
+# parker that macOS, Windows and the BSDs run) builds into a target dir of
+# its own, so the lanes never rebuild each other's crate. Each seed's output
+# is kept in its log and shown when both lanes are done.
+miri_seed() { # <log name> <seed> [portable]
+  local env=(MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-seed=$2")
+  [ -z "${3:-}" ] || env+=(RUSTFLAGS="--cfg parklot_portable_parker" CARGO_TARGET_DIR=target/miri-portable)
+  env "${env[@]}" cargo "+$NIGHTLY" miri test -q -p parklot --lib >"$logs/$1.log" 2>&1
+}
+# Both builds first, one after the other, then the lanes run.
+cargo "+$NIGHTLY" miri test -q -p parklot --lib --no-run
+RUSTFLAGS="--cfg parklot_portable_parker" CARGO_TARGET_DIR=target/miri-portable \
+  cargo "+$NIGHTLY" miri test -q -p parklot --lib --no-run
+miri_lane_a() { for seed in 0 1 2 3 4 5; do miri_seed "miri-$seed" "$seed" || return 1; done; }
+miri_lane_b() {
+  for seed in 6 7; do miri_seed "miri-$seed" "$seed" || return 1; done
+  for seed in 0 1 2 3; do miri_seed "miri-portable-$seed" "$seed" portable || return 1; done
+}
+miri_lane_a & lane_a=$!
+miri_lane_b & lane_b=$!
+miri_ok=0
+wait "$lane_a" || miri_ok=1
+wait "$lane_b" || miri_ok=1
+for log in "$logs"/miri-*.log; do
+  printf -- '-- %s\n' "$(basename "$log" .log)"
+  cat "$log"
 done
-
-step "Miri on the portable parker (what macOS, Windows and the BSDs run)"
-# --cfg parklot_portable_parker selects the std Mutex + Condvar parker on Linux.
-for seed in 0 1 2 3; do
-  RUSTFLAGS="--cfg parklot_portable_parker" MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-seed=$seed" \
-    run "miri-portable-$seed" cargo "+$NIGHTLY" miri test -q -p parklot --lib
-done
+[ "$miri_ok" = 0 ] || { echo "Miri failed (logs above)" >&2; exit 1; }
 
 step "ThreadSanitizer (native stress and exact-wake tests)"
 # std rebuilt with the sanitizer (build-std, rust-src on the nightly). Not the
@@ -133,18 +156,23 @@ run test262-quickjs bash scripts/deadline.sh 1200 "test262 (quickjs)" bash scrip
 step "demo pages and the package in bundlers, in Chromium (Playwright); demo in Firefox and WebKit"
 run browser bash scripts/deadline.sh 1200 "browser tests" npm run --silent test:browser
 
+step "a wasm-bindgen app with Rayon and locks on the main thread, in Chromium (parklot spinning and awaited with lock_async; std and parklot without detection trap)"
+# Builds it first (scripts/build-wasm-app.sh; its own target dir, about 1.5 min
+# from cold), then serves it with the demo server built by the step above.
+run wasm-app bash scripts/deadline.sh 900 "wasm app" npm run --silent test:wasm-app
+
 step "benchmark smoke (correctness and outputs, never timings)"
 run bench bash scripts/deadline.sh 1200 "benchmark smoke" bash scripts/bench.sh --quick
 
 step "summary"
 # cargo and libtest print "test result: ok. N passed; M failed; ..."; the C
 # test, the wasm smoke test, the Vitest suites, test262 on parklot, the arm64
-# addon and the benchmark smoke print "<name>: N passed, M failed" (test262's
+# addon, the wasm app and the benchmark smoke print "<name>: N passed, M failed" (test262's
 # engine line, "test262 (engine's Atomics): ...", is a baseline and is not
 # counted).
 cat "$logs"/*.log | awk '
   /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-  /^(c-abi|wasm-smoke|js|runtimes|browser|bench|test262|addon-arm64): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
+  /^(c-abi|wasm-smoke|js|runtimes|browser|wasm-app|bench|test262|addon-arm64): [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p += $2; f += $4 }
   /^test262 \(quickjs \+ parklot\): [0-9]+ passed, [0-9]+ failed$/ { p += $5; f += $7 }
   END { printf "parklot: %d passed, %d failed\n", p, f; exit (f > 0) }
 '

@@ -3,11 +3,10 @@
  * (runtime/src/barrier.rs): waits park in the same ParkingLot as locks, and
  * threads that may not block wait asynchronously in the same queue.
  */
-import { Core } from './core.js';
+import type { Core } from './core.js';
 import { BrokenBarrierError, closedError } from './errors.js';
-import { disposeSymbol } from './dispose.js';
-import { Kind, freeObject } from './kinds.js';
-import { refuseToBlock } from './lock.js';
+import { Kind } from './kinds.js';
+import { Primitive, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { settle } from './waiters.js';
@@ -48,23 +47,20 @@ function led(code: number, call: string, address: number): boolean {
  * `BrokenBarrierError` (the one whose timeout broke it with `timedOut`)
  * until `reset()`.
  *
+ * `free()` gives its bytes back once nobody waits at it; unlike the other
+ * primitives, a call through this object after that is not detected.
+ *
  * @example
  * const phase = rt.barrier(4);
  * if (phase.wait()) console.log('everyone is here');
  */
-export class Barrier {
-  /** The barrier's byte address (`rt.barrierAt(address)` on another thread). */
-  readonly address: number;
-  readonly kind = 'parklot.barrier';
-  readonly runtimeId: number;
+export class Barrier extends Primitive<'parklot.barrier'> {
   readonly #core: Core;
 
   /** Not for direct use: barriers come from `rt.barrier()` and `rt.barrierAt()`. */
   constructor(core: unknown, address: number) {
-    if (!(core instanceof Core)) throw new TypeError('parklot: barriers come from rt.barrier(parties) or rt.barrierAt(address)');
-    this.#core = core;
-    this.address = address;
-    this.runtimeId = core.header.id;
+    super(core, address, Kind.Barrier, 'parklot: barriers come from rt.barrier(parties) or rt.barrierAt(address)');
+    this.#core = core as Core; // checked by Primitive
   }
 
   /**
@@ -161,23 +157,5 @@ export class Barrier {
     const core = this.#core;
     if (core.closed) throw closedError();
     return core.glue.barrier_is_broken(this.address);
-  }
-
-  /**
-   * Gives the barrier's bytes back to the memory. Refused (a TypeError,
-   * nothing done) while threads wait at it, and for a barrier already freed
-   * (through this object or another, on any thread). Other threads must be
-   * done with it first: a call through this object after it is not detected.
-   *
-   * @example
-   * using phase = rt.barrier(4); // freed at the end of the block
-   */
-  free(): void {
-    freeObject(this, this.#core, this.address, Kind.Barrier);
-  }
-
-  /** `free()`, for `using phase = rt.barrier(n)` (TypeScript 5.2+). */
-  [disposeSymbol](): void {
-    this.free();
   }
 }

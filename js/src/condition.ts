@@ -3,11 +3,11 @@
  * used with a `Lock`. Waits return `true` only after a notify (no spurious
  * wakeups), and a notify with nobody waiting is one load.
  */
-import { Core } from './core.js';
+import type { Core } from './core.js';
 import { OwnerDiedError, closedError } from './errors.js';
-import { disposeSymbol } from './dispose.js';
-import { Kind, freePrimitive, freedError } from './kinds.js';
-import { lockCore, lockFreed, refuseToBlock, type Lock } from './lock.js';
+import { Kind, freedError } from './kinds.js';
+import { lockCore, lockFreed, type Lock } from './lock.js';
+import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { acquire, settle } from './waiters.js';
@@ -23,27 +23,15 @@ import { acquire, settle } from './waiters.js';
  * lock.lock();
  * while (queue.length === 0) cond.wait(lock);
  */
-export class Condition {
-  /** The condition's byte address in the runtime's memory: `rt.conditionAt(address)` gives the same one. */
-  readonly address: number;
-  /** What `rt.revive()` recognizes after a structured clone (which keeps only own fields). */
-  readonly kind = 'parklot.condition';
-  /** The id of the runtime whose memory holds the condition (`rt.revive()` checks it). */
-  readonly runtimeId: number;
+export class Condition extends Primitive<'parklot.condition'> {
   readonly #core: Core;
-  /** Set by `free()`: every later call throws. */
-  #freed = false;
 
   /**
    * Not for direct use: conditions come from `rt.condition()` and `rt.conditionAt(address)`.
    */
   constructor(core: unknown, address: number) {
-    if (!(core instanceof Core)) {
-      throw new TypeError('parklot: conditions come from rt.condition() or rt.conditionAt(address), not from new Condition()');
-    }
-    this.#core = core;
-    this.address = address;
-    this.runtimeId = core.header.id;
+    super(core, address, Kind.Condition, 'parklot: conditions come from rt.condition() or rt.conditionAt(address), not from new Condition()');
+    this.#core = core as Core; // checked by Primitive
   }
 
   /**
@@ -148,32 +136,11 @@ export class Condition {
     return core.glue.condition_notify_all(this.address);
   }
 
-  /**
-   * Gives the condition's byte back to the memory. Refused (a TypeError,
-   * nothing done) while a thread or async task waits on it, and for a
-   * condition already freed (through this object or another, on any
-   * thread). Other threads must be done with it first; this object's calls
-   * throw from then on.
-   *
-   * @example
-   * using cond = rt.condition(); // freed at the end of the block
-   */
-  free(): void {
-    if (this.#freed) throw new TypeError('parklot: Condition.free(): this Condition was freed already');
-    freePrimitive(this.#core, 'Condition.free()', this.address, Kind.Condition);
-    this.#freed = true;
-  }
-
-  /** `free()`, for `using cond = rt.condition()` (TypeScript 5.2+). */
-  [disposeSymbol](): void {
-    this.free();
-  }
-
   /** The core, if this condition may be used: not closed, not freed. */
   #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (this.#freed) throw freedError(call, 'Condition');
+    if (this[freedMark]) throw freedError(call, 'Condition');
     return core;
   }
 
@@ -183,7 +150,7 @@ export class Condition {
     if (core !== this.#core) {
       throw new TypeError(`parklot: ${call}: the lock belongs to another runtime instance; use rt.lockAt(lock.address) on this condition's runtime`);
     }
-    if (this.#freed) throw freedError(call, 'Condition');
+    if (this[freedMark]) throw freedError(call, 'Condition');
     if (lockFreed(lock)) throw freedError(call, 'Lock');
     return lock.address;
   }

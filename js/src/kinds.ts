@@ -30,15 +30,20 @@ export type PrimitiveKind = Exclude<Kind, 0 | 1 | 2>;
 /** What the table's exports report (wasm/src/kinds.rs, `checked`). */
 export const Checked = { Ok: 0, NotThere: 1, Busy: 2, WrongLayout: 3, Overlap: 4, Misaligned: 5, PastEnd: 6, UnknownKind: 7 } as const;
 
-/** Each primitive kind: its class's name, how `rt.place` names it, what a refused free says. */
-const PRIMITIVES: Record<PrimitiveKind, { readonly name: string; readonly place: string; readonly busy: string }> = {
-  [Kind.Lock]: { name: 'Lock', place: 'lock', busy: 'is locked or has waiters' },
-  [Kind.Condition]: { name: 'Condition', place: 'condition', busy: 'has waiters' },
-  [Kind.RwLock]: { name: 'RwLock', place: 'rwLock', busy: 'is held or has waiters' },
-  [Kind.Semaphore]: { name: 'Semaphore', place: 'semaphore', busy: 'has waiters' },
-  [Kind.Barrier]: { name: 'Barrier', place: 'barrier', busy: 'has waiters' },
-  [Kind.Once]: { name: 'Once', place: 'once', busy: 'is running' },
+/** Each primitive kind: its class's name, its plain form's `kind` (revive.ts), how `rt.place` names it, what a refused free says. */
+const PRIMITIVES: Record<PrimitiveKind, { readonly name: string; readonly plain: string; readonly place: string; readonly busy: string }> = {
+  [Kind.Lock]: { name: 'Lock', plain: 'parklot.lock', place: 'lock', busy: 'is locked or has waiters' },
+  [Kind.Condition]: { name: 'Condition', plain: 'parklot.condition', place: 'condition', busy: 'has waiters' },
+  [Kind.RwLock]: { name: 'RwLock', plain: 'parklot.rwlock', place: 'rwLock', busy: 'is held or has waiters' },
+  [Kind.Semaphore]: { name: 'Semaphore', plain: 'parklot.semaphore', place: 'semaphore', busy: 'has waiters' },
+  [Kind.Barrier]: { name: 'Barrier', plain: 'parklot.barrier', place: 'barrier', busy: 'has waiters' },
+  [Kind.Once]: { name: 'Once', plain: 'parklot.once', place: 'once', busy: 'is running' },
 };
+
+/** A primitive kind's class name ('RwLock') and its plain form's `kind` ('parklot.rwlock'). */
+export function primitiveNames(kind: PrimitiveKind): { readonly name: string; readonly plain: string } {
+  return PRIMITIVES[kind];
+}
 
 /** `rt.place`'s names of the kinds. */
 export const PLACE_KINDS: Readonly<Record<string, PrimitiveKind>> = Object.fromEntries(
@@ -192,16 +197,4 @@ export function placePrimitive(core: Instance, address: number, kind: PrimitiveK
   }
   if (code === Checked.Misaligned) throw new RangeError(`parklot: ${call}: address ${address} is not aligned for a ${name}`);
   throw new TypeError(`parklot: ${call}: a primitive is placed inside a block from rt.alloc(), and address ${address} is not inside a block from rt.alloc(): it ${describe(core, address)}`);
-}
-
-/** Objects freed through themselves, for classes that keep no mark of their own (Barrier). */
-const freedObjects = new WeakSet<object>();
-
-/** `free()` of a class without a mark of its own: refuses a second free through `object` itself. */
-export function freeObject(object: object, core: Instance, address: number, kind: PrimitiveKind): void {
-  const { name } = PRIMITIVES[kind];
-  const call = `${name}.free()`;
-  if (freedObjects.has(object)) throw new TypeError(`parklot: ${call}: this ${name} was freed already`);
-  freePrimitive(core, call, address, kind);
-  freedObjects.add(object);
 }

@@ -7,10 +7,10 @@
  * wasm export with it and allocate nothing.
  */
 import { Acquired, tookLock } from './acquired.js';
-import { Core } from './core.js';
-import { OwnerDiedError, cannotBlockError, closedError, heldByAnotherError, notLockedError } from './errors.js';
-import { disposeSymbol } from './dispose.js';
-import { Kind, freePrimitive, freedError } from './kinds.js';
+import type { Core } from './core.js';
+import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
+import { Kind, freedError } from './kinds.js';
+import { Primitive, refuseToBlock } from './primitive.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
 
@@ -21,11 +21,6 @@ export let lockFreed: (lock: Lock) => boolean;
 
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2, Freed: 3 } as const;
-
-/** Throws the error a blocking call gets on a closed runtime or a thread that may not block. @internal */
-export function refuseToBlock(core: Core, call: string, alternative: string): never {
-  throw core.closed ? closedError() : cannotBlockError(call, alternative);
-}
 
 /**
  * A lock of one byte in shared memory, usable from every thread attached to
@@ -44,13 +39,7 @@ export function refuseToBlock(core: Core, call: string, alternative: string): ne
  * const lock = rt.lock();
  * lock.withLock(() => { counter[0] += 1; });
  */
-export class Lock {
-  /** The lock's byte address in the runtime's memory: `rt.lockAt(address)` on another thread gives the same lock. */
-  readonly address: number;
-  /** What `rt.revive()` recognizes after a structured clone (which keeps only own fields). */
-  readonly kind = 'parklot.lock';
-  /** The id of the runtime whose memory holds the lock (`rt.revive()` checks it). */
-  readonly runtimeId: number;
+export class Lock extends Primitive<'parklot.lock'> {
   readonly #core: Core;
   /**
    * The address every call passes to wasm: `address`, until `free()` points
@@ -69,11 +58,9 @@ export class Lock {
    * Not for direct use: locks come from `rt.lock()` and `rt.lockAt(address)`.
    */
   constructor(core: unknown, address: number) {
-    if (!(core instanceof Core)) throw new TypeError('parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
-    this.#core = core;
-    this.address = address;
+    super(core, address, Kind.Lock, 'parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
+    this.#core = core as Core; // checked by Primitive
     this.#at = address;
-    this.runtimeId = core.header.id;
   }
 
   /**
@@ -290,21 +277,9 @@ export class Lock {
    * const lock = rt.lock();
    * lock.free();
    */
-  free(): void {
-    const core = this.#core;
-    if (this.#at !== this.address) throw new TypeError('parklot: Lock.free(): this Lock was freed already');
-    freePrimitive(core, 'Lock.free()', this.address, Kind.Lock);
-    this.#at = core.glue.kind_tombstone_address();
-  }
-
-  /**
-   * `free()`, for `using lock = rt.lock()` (TypeScript 5.2+).
-   *
-   * @example
-   * { using lock = rt.lock(); lock.withLock(work); } // freed here
-   */
-  [disposeSymbol](): void {
-    this.free();
+  override free(): void {
+    super.free();
+    this.#at = this.#core.glue.kind_tombstone_address();
   }
 }
 

@@ -4,11 +4,10 @@
  * first caller runs its function while the others wait, blocking or
  * asynchronously, in the same ParkingLot queue.
  */
-import { Core } from './core.js';
+import type { Core } from './core.js';
 import { OncePoisonedError, closedError } from './errors.js';
-import { disposeSymbol } from './dispose.js';
-import { Kind, freePrimitive, freedError } from './kinds.js';
-import { refuseToBlock } from './lock.js';
+import { Kind, freedError } from './kinds.js';
+import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, type AbortSignalLike, toSignal } from './validate.js';
 import { settle } from './waiters.js';
@@ -43,23 +42,13 @@ function checkFunction(call: string, fn: unknown): void {
  * init.callOnce(() => { table[0] = expensive(); });  // in every worker: runs once
  * await init.callOnceAsync(() => setUp());           // on a page's main thread
  */
-export class Once {
-  /** The once's byte address in the runtime's memory. */
-  readonly address: number;
-  /** What a structured clone keeps, to tell the kind of object. */
-  readonly kind = 'parklot.once';
-  /** The id of the runtime whose memory holds it. */
-  readonly runtimeId: number;
+export class Once extends Primitive<'parklot.once'> {
   readonly #core: Core;
-  /** Set by `free()`: every later call throws. */
-  #freed = false;
 
   /** Not for direct use: onces come from `rt.once()` and `rt.onceAt(address)`. */
   constructor(core: unknown, address: number) {
-    if (!(core instanceof Core)) throw new TypeError('parklot: onces come from rt.once() or rt.onceAt(address), not from new Once()');
-    this.#core = core;
-    this.address = address;
-    this.runtimeId = core.header.id;
+    super(core, address, Kind.Once, 'parklot: onces come from rt.once() or rt.onceAt(address), not from new Once()');
+    this.#core = core as Core; // checked by Primitive
   }
 
   /**
@@ -108,9 +97,7 @@ export class Once {
   async callOnceAsync(fn: () => unknown, options?: AsyncOptions): Promise<boolean> {
     checkFunction('Once.callOnceAsync()', fn);
     const signal = toSignal('Once.callOnceAsync()', options);
-    const core = this.#core;
-    const g = core.glue;
-    this.#live('Once.callOnceAsync()');
+    const g = this.#live('Once.callOnceAsync()').glue;
     signal?.throwIfAborted();
     for (;;) {
       this.#live('Once.callOnceAsync()');
@@ -142,31 +129,11 @@ export class Once {
     return STATES[core.glue.once_state(this.address)]!;
   }
 
-  /**
-   * Gives the once's byte back to the memory. Refused (a TypeError, nothing
-   * done) while its function runs, and for a `Once` already freed (through
-   * this object or another, on any thread). Other threads must be done with
-   * it first; this object's calls throw from then on.
-   *
-   * @example
-   * using init = rt.once(); // freed at the end of the block
-   */
-  free(): void {
-    if (this.#freed) throw new TypeError('parklot: Once.free(): this Once was freed already');
-    freePrimitive(this.#core, 'Once.free()', this.address, Kind.Once);
-    this.#freed = true;
-  }
-
-  /** `free()`, for `using init = rt.once()` (TypeScript 5.2+). */
-  [disposeSymbol](): void {
-    this.free();
-  }
-
   /** The core, if this once may be used: not closed, not freed. */
   #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (this.#freed) throw freedError(call, 'Once');
+    if (this[freedMark]) throw freedError(call, 'Once');
     return core;
   }
 

@@ -11,11 +11,10 @@
  * that dies holding the lock is reaped (see `RwLock`).
  */
 import { Acquired, Mode, tookLock } from './acquired.js';
-import { Core } from './core.js';
+import type { Core } from './core.js';
 import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
-import { disposeSymbol } from './dispose.js';
-import { Kind, freePrimitive, freedError } from './kinds.js';
-import { refuseToBlock } from './lock.js';
+import { Kind, freedError } from './kinds.js';
+import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { settle } from './waiters.js';
@@ -83,23 +82,13 @@ export interface RwLockState {
  * const n = table.withRead(() => view[0]);
  * table.withWrite(() => { view[0] = n + 1; });
  */
-export class RwLock {
-  /** The lock's byte address in the runtime's memory. */
-  readonly address: number;
-  /** What a structured clone keeps, to tell the kind of object. */
-  readonly kind = 'parklot.rwlock';
-  /** The id of the runtime whose memory holds the lock. */
-  readonly runtimeId: number;
+export class RwLock extends Primitive<'parklot.rwlock'> {
   readonly #core: Core;
-  /** Set by `free()`: every later call throws. */
-  #freed = false;
 
   /** Not for direct use: locks come from `rt.rwLock()` and `rt.rwLockAt(address)`. */
   constructor(core: unknown, address: number) {
-    if (!(core instanceof Core)) throw new TypeError('parklot: reader-writer locks come from rt.rwLock() or rt.rwLockAt(address), not from new RwLock()');
-    this.#core = core;
-    this.address = address;
-    this.runtimeId = core.header.id;
+    super(core, address, Kind.RwLock, 'parklot: reader-writer locks come from rt.rwLock() or rt.rwLockAt(address), not from new RwLock()');
+    this.#core = core as Core; // checked by Primitive
   }
 
   /**
@@ -337,31 +326,11 @@ export class RwLock {
     return { held, readers: s >>> 3, upgradable: (s & StateBit.Upgradable) !== 0 };
   }
 
-  /**
-   * Gives the lock's word back to the memory. Refused (a TypeError, nothing
-   * done) while anyone holds it or waits for it, and for a lock already
-   * freed (through this object or another, on any thread). Other threads
-   * must be done with it first; this object's calls throw from then on.
-   *
-   * @example
-   * using table = rt.rwLock(); // freed at the end of the block
-   */
-  free(): void {
-    if (this.#freed) throw new TypeError('parklot: RwLock.free(): this RwLock was freed already');
-    freePrimitive(this.#core, 'RwLock.free()', this.address, Kind.RwLock);
-    this.#freed = true;
-  }
-
-  /** `free()`, for `using table = rt.rwLock()` (TypeScript 5.2+). */
-  [disposeSymbol](): void {
-    this.free();
-  }
-
   /** The core, if this lock may be used: not closed, not freed. */
   #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (this.#freed) throw freedError(call, 'RwLock');
+    if (this[freedMark]) throw freedError(call, 'RwLock');
     return core;
   }
 

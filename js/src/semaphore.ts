@@ -3,12 +3,11 @@
  * (runtime/src/semaphore.rs): waits park in the same ParkingLot as locks,
  * and threads that may not block wait asynchronously in the same queues.
  */
-import { Core } from './core.js';
-import { closedError } from './errors.js';
-import { disposeSymbol } from './dispose.js';
-import { Kind, freePrimitive, freedError } from './kinds.js';
 import { Acquired } from './acquired.js';
-import { refuseToBlock } from './lock.js';
+import type { Core } from './core.js';
+import { closedError } from './errors.js';
+import { Kind, freedError } from './kinds.js';
+import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { settle } from './waiters.js';
@@ -36,21 +35,13 @@ export function checkPermits(call: string, n: unknown, min = 1): number {
  * await slots.acquireAsync();
  * try { await fetchSomething(); } finally { slots.release(); }
  */
-export class Semaphore {
-  /** The semaphore's byte address (`rt.semaphoreAt(address)` on another thread). */
-  readonly address: number;
-  readonly kind = 'parklot.semaphore';
-  readonly runtimeId: number;
+export class Semaphore extends Primitive<'parklot.semaphore'> {
   readonly #core: Core;
-  /** Set by `free()`: every later call throws. */
-  #freed = false;
 
   /** Not for direct use: semaphores come from `rt.semaphore()` and `rt.semaphoreAt()`. */
   constructor(core: unknown, address: number) {
-    if (!(core instanceof Core)) throw new TypeError('parklot: semaphores come from rt.semaphore(permits) or rt.semaphoreAt(address)');
-    this.#core = core;
-    this.address = address;
-    this.runtimeId = core.header.id;
+    super(core, address, Kind.Semaphore, 'parklot: semaphores come from rt.semaphore(permits) or rt.semaphoreAt(address)');
+    this.#core = core as Core; // checked by Primitive
   }
 
   /** Takes `n` permits (default 1), blocking this thread until they are free. Throws where blocking is not allowed (use `acquireAsync`). */
@@ -162,32 +153,11 @@ export class Semaphore {
     return core.glue.semaphore_available(this.address);
   }
 
-  /**
-   * Gives the semaphore's word back to the memory. Refused (a TypeError,
-   * nothing done) while a thread or async task waits on it, and for a
-   * semaphore already freed (through this object or another, on any
-   * thread). Other threads must be done with it first; this object's calls
-   * throw from then on.
-   *
-   * @example
-   * using slots = rt.semaphore(4); // freed at the end of the block
-   */
-  free(): void {
-    if (this.#freed) throw new TypeError('parklot: Semaphore.free(): this Semaphore was freed already');
-    freePrimitive(this.#core, 'Semaphore.free()', this.address, Kind.Semaphore);
-    this.#freed = true;
-  }
-
-  /** `free()`, for `using slots = rt.semaphore(n)` (TypeScript 5.2+). */
-  [disposeSymbol](): void {
-    this.free();
-  }
-
   /** The core, if this semaphore may be used: not closed, not freed. */
   #live(call: string): Core {
     const core = this.#core;
     if (core.closed) throw closedError();
-    if (this.#freed) throw freedError(call, 'Semaphore');
+    if (this[freedMark]) throw freedError(call, 'Semaphore');
     return core;
   }
 
