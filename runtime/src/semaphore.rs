@@ -631,14 +631,20 @@ mod tests {
         assert!(!s.has_parked(), "{s:?}");
     }
 
+    /// Queues a request for 2 (`big`), then one for 1 (`small`), on an
+    /// empty semaphore, and releases one permit fairly: `big` gets the turn.
+    fn big_and_small_queued_then_a_turn(s: &Semaphore, big: &AsyncWaiter, small: &AsyncWaiter) {
+        // SAFETY: both records are new and outlive their waits (the callers').
+        assert!(!unsafe { s.acquire_async_begin(2, big) });
+        // SAFETY: as above.
+        assert!(!unsafe { s.acquire_async_begin(1, small) });
+        s.release_fair(1); // the turn, at once
+    }
+
     #[test]
     fn a_turn_serves_a_large_request_before_small_ones() {
-        let s = Semaphore::new(0);
-        let big = AsyncWaiter::new();
-        let small = AsyncWaiter::new();
-        assert!(!unsafe { s.acquire_async_begin(2, &big) });
-        assert!(!unsafe { s.acquire_async_begin(1, &small) });
-        s.release_fair(1); // the turn, at once
+        let (s, big, small) = (Semaphore::new(0), AsyncWaiter::new(), AsyncWaiter::new());
+        big_and_small_queued_then_a_turn(&s, &big, &small);
         assert_eq!(big.poll(), Some(TOKEN_TURN));
         // One permit is not enough: the turn's holder waits under address + 1.
         assert!(!unsafe { s.acquire_async_resume(2, &big) });
@@ -659,12 +665,8 @@ mod tests {
 
     #[test]
     fn a_cancelled_turn_is_given_up() {
-        let s = Semaphore::new(0);
-        let big = AsyncWaiter::new();
-        let small = AsyncWaiter::new();
-        assert!(!unsafe { s.acquire_async_begin(2, &big) });
-        assert!(!unsafe { s.acquire_async_begin(1, &small) });
-        s.release_fair(1); // the turn, at once
+        let (s, big, small) = (Semaphore::new(0), AsyncWaiter::new(), AsyncWaiter::new());
+        big_and_small_queued_then_a_turn(&s, &big, &small);
         assert!(
             !unsafe { s.acquire_async_resume(2, &big) },
             "queued under address + 1"

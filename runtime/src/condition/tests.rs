@@ -81,20 +81,25 @@ fn notify_all_counts_every_waiter() {
     assert_eq!(woken, 3);
 }
 
+/// Takes `lock` and queues `w` on `c` with it (which releases it).
+fn queue_async_wait(c: &Condition, lock: &Lock, w: &AsyncWaiter) {
+    lock.lock();
+    // SAFETY: `w` is not queued and outlives its wait (the callers' scopes).
+    unsafe { c.wait_async_begin(lock, w) }.unwrap();
+}
+
 #[test]
 fn async_wait_is_notified_and_cancel_cleans_up() {
     let lock = Lock::new();
     let c = Condition::new();
     let w = AsyncWaiter::new();
-    lock.lock();
-    unsafe { c.wait_async_begin(&lock, &w) }.unwrap();
+    queue_async_wait(&c, &lock, &w);
     assert!(!lock.is_locked(), "the lock is released once queued");
     assert_eq!(w.poll(), None);
     assert!(c.notify_one());
     assert!(w.poll().is_some());
     // A second wait that nobody notifies, then given up.
-    lock.lock();
-    unsafe { c.wait_async_begin(&lock, &w) }.unwrap();
+    queue_async_wait(&c, &lock, &w);
     assert!(!unsafe { c.wait_async_cancel(&w) });
     assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
     assert!(!c.notify_one());
@@ -104,8 +109,7 @@ fn async_wait_is_notified_and_cancel_cleans_up() {
 fn a_notify_one_the_reaped_waiter_never_took_passes_to_the_next() {
     let pair = Arc::new((Lock::new(), Condition::new()));
     let gone = AsyncWaiter::new();
-    pair.0.lock();
-    unsafe { pair.1.wait_async_begin(&pair.0, &gone) }.unwrap();
+    queue_async_wait(&pair.1, &pair.0, &gone);
     let p = pair.clone();
     let live = std::thread::spawn(move || {
         p.0.lock();
@@ -131,8 +135,7 @@ fn a_reaped_waiter_that_was_last_clears_the_byte() {
     let lock = Lock::new();
     let c = Condition::new();
     let gone = AsyncWaiter::new();
-    lock.lock();
-    unsafe { c.wait_async_begin(&lock, &gone) }.unwrap();
+    queue_async_wait(&c, &lock, &gone);
     assert_eq!(c.has_waiters.load(Ordering::Relaxed), 1);
     // SAFETY: nobody uses `gone` again.
     unsafe { crate::parking_lot::abandon_async(&gone) };
