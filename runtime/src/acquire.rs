@@ -58,7 +58,12 @@ pub(crate) enum Next<R> {
 }
 
 /// A primitive's state word, as the skeleton sees it.
-pub(crate) trait AcquireState {
+///
+/// # Safety
+/// `should_park` and `left_queue` run under a bucket lock: they must not
+/// panic nor call into the ParkingLot. `debt`'s object outlives every
+/// waiter that owes it (the primitive outlives its waiters).
+pub(crate) unsafe trait AcquireState {
     /// The word's integer type.
     type Word: Copy;
     /// What a waiter carries from one round to the next: the `PARKED` bit a
@@ -157,9 +162,7 @@ pub(crate) fn park_blocking<S: AcquireState>(
         let validate = || state.should_park(round);
         let timed_out = |_, was_last| state.left_queue(round, was_last);
         let owed = state.debt(round);
-        // SAFETY: the callbacks only read or edit the primitive's word (the
-        // trait's contract): no panics, no ParkingLot calls; `owed` names the
-        // primitive, which outlives its waiters.
+        // SAFETY: the callbacks and `owed` keep AcquireState's contract.
         let result = unsafe {
             if S::SETTLE_LATER {
                 parking_lot::park_owing_until_settled(
@@ -204,8 +207,8 @@ pub(crate) unsafe fn queue_async<S: AcquireState>(
     waiter: &AsyncWaiter,
 ) -> bool {
     acquire_with(state, 0, round, |round| {
-        // SAFETY: the validate callback only reads the primitive's word;
-        // `waiter` per our contract.
+        // SAFETY: the callback and the debt keep AcquireState's contract;
+        // `waiter` per ours.
         let queued = unsafe {
             parking_lot::park_async_owing(
                 state.queue_key(round),
@@ -247,8 +250,8 @@ pub(crate) unsafe fn resume_async<S: AcquireState>(state: &S, waiter: &AsyncWait
 /// attempt has not ended.
 pub(crate) unsafe fn cancel_async<S: AcquireState>(state: &S, waiter: &AsyncWaiter) -> bool {
     let round = state.round_of(waiter);
-    // SAFETY: the callback only edits the primitive's word; the record was
-    // queued under `key(round)` by this attempt.
+    // SAFETY: the callback keeps AcquireState's contract; the record was
+    // queued under `queue_key(round)` by this attempt (our contract).
     let result = unsafe {
         parking_lot::cancel_async(state.queue_key(round), waiter, |_, was_last| {
             state.left_queue(round, was_last)

@@ -642,7 +642,9 @@ impl Lock {
 /// The Lock's byte for the acquire skeleton. The round is whether the waiter
 /// carries `PARKED` (module docs): it takes the lock with the bit set, and
 /// never spins first.
-impl AcquireState for Lock {
+// SAFETY: the callbacks only load or clear bits of this lock's byte, and a
+// lock outlives its waiters (LOCK_ABANDON's debt).
+unsafe impl AcquireState for Lock {
     type Word = u8;
     type Round = bool;
     // A woken thread clears its `WAKING` mark before its debt ends.

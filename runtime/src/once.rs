@@ -277,7 +277,9 @@ impl Once {
 
 /// A waiter for another thread's run, for the acquire skeleton: what it
 /// "acquires" is the end of the run (no `RUNNING`), and no wake is a hand-off.
-impl AcquireState for Once {
+// SAFETY: `should_park` is one load, `left_queue` does nothing, and no
+// debt is owed.
+unsafe impl AcquireState for Once {
     type Word = u8;
     type Round = ();
 

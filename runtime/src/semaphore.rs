@@ -454,7 +454,9 @@ struct Taker<'a> {
     n: u32,
 }
 
-impl AcquireState for Taker<'_> {
+// SAFETY: the callbacks only load or clear bits of the semaphore's word,
+// and a semaphore outlives its waiters (its debts).
+unsafe impl AcquireState for Taker<'_> {
     type Word = u32;
     type Round = bool;
     // Once per acquisition.

@@ -326,7 +326,9 @@ pub(super) struct ClassWaiter<'a> {
     class: Class,
 }
 
-impl AcquireState for ClassWaiter<'_> {
+// SAFETY: the callbacks only load or clear bits of the lock's word, and a
+// lock outlives its waiters (the class's debt).
+unsafe impl AcquireState for ClassWaiter<'_> {
     type Word = u32;
     type Round = ();
     // Woken to compete, or the bit was gone when we went to park: no new
