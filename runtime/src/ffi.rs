@@ -264,6 +264,23 @@ fn timed(
     }
 }
 
+/// [`timed`] on a reader-writer lock: `PARKLOT_EINVAL` for a bad pointer.
+///
+/// # Safety
+/// As for `parklot_rwlock_read`.
+unsafe fn rwlock_timed(
+    lock: *const RawRwLock,
+    timeout_ns: i64,
+    forever: fn(&RawRwLock),
+    now: fn(&RawRwLock) -> bool,
+    within: fn(&RawRwLock, Duration) -> bool,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        timed(timeout_ns, || forever(l), || now(l), |t| within(l, t))
+    })
+}
+
 /// A checked release as the C result: 0, or `PARKLOT_ENOTLOCKED` (nothing changed).
 fn released(r: Result<(), crate::NotLocked>) -> i32 {
     r.map_or(PARKLOT_ENOTLOCKED, |()| 0)
@@ -314,14 +331,15 @@ pub unsafe extern "C" fn parklot_rwlock_try_read_for(
     timeout_ns: i64,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        timed(
+    unsafe {
+        rwlock_timed(
+            lock,
             timeout_ns,
-            || l.lock_shared(),
-            || l.try_lock_shared(),
-            |t| l.try_lock_shared_for(t),
+            RawRwLock::lock_shared,
+            RawRwLock::try_lock_shared,
+            RawRwLock::try_lock_shared_for,
         )
-    })
+    }
 }
 
 /// Releases a read lock. Returns 0, `PARKLOT_ENOTLOCKED` (nobody reads;
@@ -359,14 +377,15 @@ pub unsafe extern "C" fn parklot_rwlock_try_write_for(
     timeout_ns: i64,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        timed(
+    unsafe {
+        rwlock_timed(
+            lock,
             timeout_ns,
-            || l.lock_exclusive(),
-            || l.try_lock_exclusive(),
-            |t| l.try_lock_exclusive_for(t),
+            RawRwLock::lock_exclusive,
+            RawRwLock::try_lock_exclusive,
+            RawRwLock::try_lock_exclusive_for,
         )
-    })
+    }
 }
 
 /// Releases the write lock. Returns 0, `PARKLOT_ENOTLOCKED` (no writer
@@ -438,14 +457,15 @@ pub unsafe extern "C" fn parklot_rwlock_try_upgradable_read_for(
     timeout_ns: i64,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        timed(
+    unsafe {
+        rwlock_timed(
+            lock,
             timeout_ns,
-            || l.lock_upgradable(),
-            || l.try_lock_upgradable(),
-            |t| l.try_lock_upgradable_for(t),
+            RawRwLock::lock_upgradable,
+            RawRwLock::try_lock_upgradable,
+            RawRwLock::try_lock_upgradable_for,
         )
-    })
+    }
 }
 
 /// Releases an upgradable read. Returns 0, `PARKLOT_ENOTLOCKED` (none is

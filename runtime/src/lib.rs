@@ -42,6 +42,7 @@
 )]
 #![warn(missing_docs)]
 
+mod acquire;
 mod blocking;
 pub mod clock;
 mod condition;

@@ -27,10 +27,11 @@
 //! [`Once::wait_while_running`] and [`Once::wait_async_begin`] wait for
 //! another thread's run.
 
+use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::Instant;
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, AsyncWaiter, ParkResult};
-use crate::sync::{self, AtomicU8, Ordering};
+use crate::parking_lot::{self, AsyncWaiter, Owed, UnparkToken};
+use crate::sync::{AtomicU8, Ordering};
 
 const DONE: u8 = 1;
 const POISONED: u8 = 1 << 1;
@@ -214,42 +215,7 @@ impl Once {
     /// On a thread that may not block ([`crate::set_thread_may_block`]) it
     /// waits awake instead of parking.
     pub fn wait_while_running(&self, deadline: Option<Instant>) -> bool {
-        let limit = spin_limit();
-        let mut spins = 0;
-        loop {
-            let s = self.state.load(Ordering::Acquire);
-            if s & RUNNING == 0 {
-                return true;
-            }
-            if s & PARKED == 0 {
-                if spins < limit {
-                    spins += 1;
-                    sync::yield_now();
-                    continue;
-                }
-                if self
-                    .state
-                    .compare_exchange_weak(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
-                }
-            }
-            // SAFETY: the callback only reads this Once's byte.
-            let r = unsafe {
-                parking_lot::park_conditionally(
-                    self.key(),
-                    || self.parked_while_running(),
-                    || {},
-                    |_, _| {},
-                    deadline,
-                )
-            };
-            if matches!(r, ParkResult::TimedOut) {
-                return false;
-            }
-            spins = 0;
-        }
+        acquire::park_blocking(self, spin_limit(), deadline)
     }
 
     /// Asynchronous [`wait_while_running`](Self::wait_while_running), for
@@ -261,20 +227,9 @@ impl Once {
     /// `waiter` is not queued, and neither moves nor is dropped until this
     /// wait ends (its word turned 0, or [`wait_async_cancel`](Self::wait_async_cancel)).
     pub unsafe fn wait_async_begin(&self, waiter: &AsyncWaiter) -> bool {
-        let mut s = self.state.load(Ordering::Relaxed);
-        while s & (RUNNING | PARKED) == RUNNING {
-            match self.state.compare_exchange_weak(
-                s,
-                s | PARKED,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(now) => s = now,
-            }
-        }
-        // SAFETY: the callback only reads this Once's byte; `waiter` per our contract.
-        unsafe { parking_lot::park_async(self.key(), || self.parked_while_running(), waiter) }
+        // "Acquired" is the run's end: then nothing was queued.
+        // SAFETY: forwarded from the caller.
+        !unsafe { acquire::queue_async(self, (), waiter) }
     }
 
     /// Takes `waiter` out of the queue (a timeout): whether the run ended first.
@@ -283,9 +238,8 @@ impl Once {
     /// `waiter` was queued by [`wait_async_begin`](Self::wait_async_begin)
     /// and its wait has not ended.
     pub unsafe fn wait_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded from the caller; the callback does nothing.
-        let r = unsafe { parking_lot::cancel_async(self.key(), waiter, |_, _| {}) };
-        r.is_unparked()
+        // SAFETY: forwarded from the caller.
+        unsafe { acquire::cancel_async(self, waiter) }
     }
 
     /// Whether a waiter should sleep: a run is in progress and `PARKED` says
@@ -318,6 +272,61 @@ impl Once {
                 }
             }
         }
+    }
+}
+
+/// A waiter for another thread's run, for the acquire skeleton: what it
+/// "acquires" is the end of the run (no `RUNNING`), and no wake is a hand-off.
+// SAFETY: `should_park` is one load, `left_queue` does nothing, and no
+// debt is owed.
+unsafe impl AcquireState for Once {
+    type Word = u8;
+    type Round = ();
+
+    #[inline]
+    fn look(&self, _: ()) -> Look<u8> {
+        let s = self.state.load(Ordering::Acquire);
+        if s & RUNNING == 0 {
+            Look::Acquired
+        } else if s & PARKED != 0 {
+            Look::Queue
+        } else {
+            Look::Unmarked {
+                word: s,
+                may_spin: true,
+            }
+        }
+    }
+
+    #[inline]
+    fn mark_parked(&self, seen: u8) -> bool {
+        self.state
+            .compare_exchange_weak(seen, seen | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn queue_key(&self, _: ()) -> usize {
+        self.key()
+    }
+
+    fn should_park(&self, _: ()) -> bool {
+        self.parked_while_running()
+    }
+
+    // Nothing to clear: the run's end wakes everyone and clears PARKED.
+    fn left_queue(&self, _: (), _: bool) {}
+
+    // A reaped waiter owes nobody anything: every waiter is woken at once.
+    fn debt(&self, _: ()) -> Owed {
+        Owed::NOTHING
+    }
+
+    fn woken(&self, _: (), _: UnparkToken, _: bool) -> Next<()> {
+        Next::Again(())
+    }
+
+    fn cancelled_after_wake(&self, _: (), _: UnparkToken) -> bool {
+        true
     }
 }
 

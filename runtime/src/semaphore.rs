@@ -35,10 +35,11 @@
 //! So the semaphore is FIFO-ish: arrivals barge, but about once a
 //! millisecond the oldest parked waiter goes first.
 
+use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::{deadline_after, Instant};
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, UnparkToken};
-use crate::sync::{self, AtomicU32, Ordering};
+use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, UnparkToken};
+use crate::sync::{AtomicU32, Ordering};
 use core::time::Duration;
 
 const PARKED: u32 = 1;
@@ -274,79 +275,24 @@ impl Semaphore {
 
     #[cold]
     fn acquire_slow(&self, n: u32, deadline: Option<Instant>) -> bool {
+        acquire::park_blocking(&self.waiting_taker(n), spin_limit(), deadline)
+    }
+
+    /// A request for `n` permits, as the acquire skeleton sees it.
+    #[inline]
+    fn taker(&self, n: u32) -> Taker<'_> {
+        Taker { semaphore: self, n }
+    }
+
+    /// [`taker`](Self::taker) for a request that is to wait: one that could
+    /// never be satisfied panics instead.
+    #[inline]
+    fn waiting_taker(&self, n: u32) -> Taker<'_> {
         assert!(
             n <= MAX_PERMITS,
             "Semaphore::acquire: more permits than it can hold"
         );
-        self.acquire_loop(n, spin_limit(), false, |turn| {
-            // SAFETY: the callbacks only read or edit this semaphore's word.
-            let result = unsafe {
-                parking_lot::park_owing(
-                    self.key(turn),
-                    || self.should_park(n, turn),
-                    || {},
-                    |_, was_last| self.timed_out(turn, was_last),
-                    deadline,
-                    self.owed(turn),
-                )
-            };
-            match result {
-                ParkResult::Unparked(token) => Waited::Woken(token),
-                ParkResult::Invalid => Waited::Invalid,
-                ParkResult::TimedOut => {
-                    if turn {
-                        self.give_up_turn();
-                    }
-                    Waited::Done(false)
-                }
-            }
-        })
-    }
-
-    /// The acquisition loop the blocking and the async forms share: take
-    /// when the word lets us (`turn`: we hold the turn, so `FAIR` does not
-    /// hold us back); while nobody is parked and no turn is owed, spin up to
-    /// `limit` yields (once per acquisition); then set `PARKED` and call
-    /// `wait(turn)`, which queues us (under address + 1 with the turn).
-    #[inline]
-    fn acquire_loop(
-        &self,
-        n: u32,
-        limit: u32,
-        mut turn: bool,
-        mut wait: impl FnMut(bool) -> Waited,
-    ) -> bool {
-        let mut spins = 0;
-        loop {
-            if self.try_take(n, turn) {
-                return true;
-            }
-            let s = self.state.load(Ordering::Relaxed);
-            if !turn {
-                if s & FAIR == 0 && s / ONE_PERMIT >= n {
-                    continue; // lost a race for permits that are there
-                }
-                if s & PARKED == 0 {
-                    if spins < limit && s & FAIR == 0 && s / ONE_PERMIT + 1 >= n {
-                        spins += 1;
-                        sync::yield_now();
-                        continue;
-                    }
-                    if self
-                        .state
-                        .compare_exchange_weak(s, s | PARKED, Ordering::Relaxed, Ordering::Relaxed)
-                        .is_err()
-                    {
-                        continue;
-                    }
-                }
-            }
-            match wait(turn) {
-                Waited::Done(acquired) => return acquired,
-                Waited::Woken(token) => turn |= token == TOKEN_TURN,
-                Waited::Invalid => {}
-            }
-        }
+        self.taker(n)
     }
 
     /// What a waiter validates under its queue's lock before it sleeps: with
@@ -407,7 +353,7 @@ impl Semaphore {
     /// attempt ends (acquired, or cancelled).
     pub unsafe fn acquire_async_begin(&self, n: u32, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { self.async_loop(n, false, waiter) }
+        unsafe { acquire::queue_async(&self.waiting_taker(n), false, waiter) }
     }
 
     /// Step 2: `true` if the permits are ours, `false` if queued (again).
@@ -415,11 +361,8 @@ impl Semaphore {
     /// # Safety
     /// `waiter` was queued by `acquire_async_begin(n, ..)` on this semaphore.
     pub unsafe fn acquire_async_resume(&self, n: u32, waiter: &AsyncWaiter) -> bool {
-        match waiter.poll() {
-            // SAFETY: the record is settled, so it may be queued again.
-            Some(token) => unsafe { self.async_loop(n, token == TOKEN_TURN, waiter) },
-            None => false,
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { acquire::resume_async(&self.waiting_taker(n), waiter) }
     }
 
     /// Gives up: `true` if the permits were ours after all (the caller must
@@ -429,56 +372,8 @@ impl Semaphore {
     /// `waiter` was queued by `acquire_async_begin(n, ..)` on this semaphore
     /// and the attempt has not ended.
     pub unsafe fn acquire_async_cancel(&self, n: u32, waiter: &AsyncWaiter) -> bool {
-        let key = waiter.queued_key();
-        let turn = key == self.key(true);
-        // SAFETY: the callback only edits this semaphore's word; `key` is
-        // where this attempt queued the record.
-        let result = unsafe {
-            parking_lot::cancel_async(key, waiter, |_, was_last| self.timed_out(turn, was_last))
-        };
-        match result {
-            // Woken: try once, so that a turn or a wake is not lost to nobody
-            // (if we do not fit, whoever holds the permits wakes again).
-            ParkResult::Unparked(token) => {
-                let turn = turn || token == TOKEN_TURN;
-                let taken = self.try_take(n, turn);
-                if !taken && turn {
-                    self.give_up_turn();
-                }
-                taken
-            }
-            ParkResult::Invalid | ParkResult::TimedOut => {
-                if turn {
-                    self.give_up_turn();
-                }
-                false
-            }
-        }
-    }
-
-    /// # Safety
-    /// As for `acquire_async_begin`.
-    unsafe fn async_loop(&self, n: u32, turn: bool, waiter: &AsyncWaiter) -> bool {
-        assert!(
-            n <= MAX_PERMITS,
-            "Semaphore::acquire: more permits than it can hold"
-        );
-        self.acquire_loop(n, 0, turn, |turn| {
-            // SAFETY: the validate callback is one load; `waiter` per our contract.
-            let queued = unsafe {
-                parking_lot::park_async_owing(
-                    self.key(turn),
-                    || self.should_park(n, turn),
-                    waiter,
-                    self.owed(turn),
-                )
-            };
-            if queued {
-                Waited::Done(false)
-            } else {
-                Waited::Invalid
-            }
-        })
+        // SAFETY: forwarded from the caller.
+        unsafe { acquire::cancel_async(&self.taker(n), waiter) }
     }
 
     /// Wakes the turn's holder if it is parked (a release under `FAIR`).
@@ -551,15 +446,94 @@ impl Semaphore {
     }
 }
 
-/// How one wait of the acquisition loop ended.
-enum Waited {
-    /// Finished: acquired (`true`) or gave up.
-    Done(bool),
-    /// Woken from a queue with this token: try again (with the turn, if the
-    /// token says so).
-    Woken(UnparkToken),
-    /// Did not wait (the word changed): try again.
-    Invalid,
+/// A request for `n` permits on a [`Semaphore`], for the acquire skeleton.
+/// The round is whether the waiter holds the turn: then `FAIR` does not
+/// hold it back, and it waits alone under address + 1, never spinning.
+struct Taker<'a> {
+    semaphore: &'a Semaphore,
+    n: u32,
+}
+
+// SAFETY: the callbacks only load or clear bits of the semaphore's word,
+// and a semaphore outlives its waiters (its debts).
+unsafe impl AcquireState for Taker<'_> {
+    type Word = u32;
+    type Round = bool;
+    // Once per acquisition.
+    const RESPIN_AFTER_WAKE: bool = false;
+
+    #[inline]
+    fn look(&self, turn: bool) -> Look<u32> {
+        let (sem, n) = (self.semaphore, self.n);
+        if sem.try_take(n, turn) {
+            return Look::Acquired;
+        }
+        let s = sem.state.load(Ordering::Relaxed);
+        if turn {
+            return Look::Queue;
+        }
+        if s & FAIR == 0 && s / ONE_PERMIT >= n {
+            return Look::Raced; // lost a race for permits that are there
+        }
+        if s & PARKED != 0 {
+            return Look::Queue;
+        }
+        // Not while a turn is owed, nor when more than one release must
+        // come first (module docs).
+        Look::Unmarked {
+            word: s,
+            may_spin: s & FAIR == 0 && s / ONE_PERMIT + 1 >= n,
+        }
+    }
+
+    #[inline]
+    fn mark_parked(&self, seen: u32) -> bool {
+        self.semaphore
+            .state
+            .compare_exchange_weak(seen, seen | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn queue_key(&self, turn: bool) -> usize {
+        self.semaphore.key(turn)
+    }
+
+    fn should_park(&self, turn: bool) -> bool {
+        self.semaphore.should_park(self.n, turn)
+    }
+
+    fn left_queue(&self, turn: bool, was_last: bool) {
+        self.semaphore.timed_out(turn, was_last);
+    }
+
+    fn debt(&self, turn: bool) -> Owed {
+        self.semaphore.owed(turn)
+    }
+
+    fn woken(&self, turn: bool, token: UnparkToken, _: bool) -> Next<bool> {
+        Next::Again(turn || token == TOKEN_TURN)
+    }
+
+    fn gave_up(&self, turn: bool) {
+        if turn {
+            self.semaphore.give_up_turn();
+        }
+    }
+
+    fn cancelled_after_wake(&self, turn: bool, token: UnparkToken) -> bool {
+        // Woken: try once, so that a turn or a wake is not lost to nobody
+        // (if we do not fit, whoever holds the permits wakes again).
+        let turn = turn || token == TOKEN_TURN;
+        let taken = self.semaphore.try_take(self.n, turn);
+        if !taken {
+            self.gave_up(turn);
+        }
+        taken
+    }
+
+    fn round_of(&self, waiter: &AsyncWaiter) -> bool {
+        waiter.queued_key() == self.semaphore.key(true)
+    }
 }
 
 #[cold]
@@ -659,14 +633,20 @@ mod tests {
         assert!(!s.has_parked(), "{s:?}");
     }
 
+    /// Queues a request for 2 (`big`), then one for 1 (`small`), on an
+    /// empty semaphore, and releases one permit fairly: `big` gets the turn.
+    fn big_and_small_queued_then_a_turn(s: &Semaphore, big: &AsyncWaiter, small: &AsyncWaiter) {
+        // SAFETY: both records are new and outlive their waits (the callers').
+        assert!(!unsafe { s.acquire_async_begin(2, big) });
+        // SAFETY: as above.
+        assert!(!unsafe { s.acquire_async_begin(1, small) });
+        s.release_fair(1); // the turn, at once
+    }
+
     #[test]
     fn a_turn_serves_a_large_request_before_small_ones() {
-        let s = Semaphore::new(0);
-        let big = AsyncWaiter::new();
-        let small = AsyncWaiter::new();
-        assert!(!unsafe { s.acquire_async_begin(2, &big) });
-        assert!(!unsafe { s.acquire_async_begin(1, &small) });
-        s.release_fair(1); // the turn, at once
+        let (s, big, small) = (Semaphore::new(0), AsyncWaiter::new(), AsyncWaiter::new());
+        big_and_small_queued_then_a_turn(&s, &big, &small);
         assert_eq!(big.poll(), Some(TOKEN_TURN));
         // One permit is not enough: the turn's holder waits under address + 1.
         assert!(!unsafe { s.acquire_async_resume(2, &big) });
@@ -687,12 +667,8 @@ mod tests {
 
     #[test]
     fn a_cancelled_turn_is_given_up() {
-        let s = Semaphore::new(0);
-        let big = AsyncWaiter::new();
-        let small = AsyncWaiter::new();
-        assert!(!unsafe { s.acquire_async_begin(2, &big) });
-        assert!(!unsafe { s.acquire_async_begin(1, &small) });
-        s.release_fair(1); // the turn, at once
+        let (s, big, small) = (Semaphore::new(0), AsyncWaiter::new(), AsyncWaiter::new());
+        big_and_small_queued_then_a_turn(&s, &big, &small);
         assert!(
             !unsafe { s.acquire_async_resume(2, &big) },
             "queued under address + 1"

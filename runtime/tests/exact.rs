@@ -16,6 +16,17 @@ fn wait_until_parked(key: usize, n: usize) {
     }
 }
 
+/// After a wake of one: the oldest waiter, the async `record`, was chosen,
+/// and the blocking waiter behind it does not report woken (`woke`) 50 ms on.
+fn only_the_record_was_chosen(record: &AsyncWaiter, woke: &AtomicBool, what: &str) {
+    assert!(
+        record.poll().is_some(),
+        "the oldest waiter, the async record, was chosen"
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!woke.load(Ordering::SeqCst), "{what}");
+}
+
 #[test]
 fn notify_one_with_an_async_record_first_wakes_only_that_record() {
     let word = Arc::new(AtomicI32::new(0));
@@ -33,14 +44,10 @@ fn notify_one_with_an_async_record_first_wakes_only_that_record() {
     });
     wait_until_parked(key, 2);
     assert_eq!(futex::notify(&*word, 1), 1);
-    assert!(
-        record.poll().is_some(),
-        "the oldest waiter, the async record, was chosen"
-    );
-    std::thread::sleep(Duration::from_millis(50));
-    assert!(
-        !done.load(Ordering::SeqCst),
-        "notify(1) returned 1 but the blocking waiter behind the async record woke too"
+    only_the_record_was_chosen(
+        &record,
+        &done,
+        "notify(1) returned 1 but the blocking waiter behind the async record woke too",
     );
     assert_eq!(
         parking_lot::parked_count(key),
@@ -72,14 +79,10 @@ fn condition_notify_one_with_an_async_waiter_first_notifies_only_it() {
     });
     wait_until_parked(key, 2);
     assert!(pair.1.notify_one());
-    assert!(
-        record.poll().is_some(),
-        "the oldest waiter, the async one, was notified"
-    );
-    std::thread::sleep(Duration::from_millis(50));
-    assert!(
-        !notified.load(Ordering::SeqCst),
-        "one notify_one made two waiters report notified"
+    only_the_record_was_chosen(
+        &record,
+        &notified,
+        "one notify_one made two waiters report notified",
     );
     assert!(pair.1.notify_one());
     assert!(blocking.join().unwrap());

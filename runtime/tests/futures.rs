@@ -67,6 +67,14 @@ fn poll_once<F: Future + Unpin>(f: &mut F, waker: &Arc<ThreadWaker>) -> Poll<F::
     std::pin::Pin::new(f).poll(&mut Context::from_waker(&w))
 }
 
+/// The output of a poll that must be ready (`why` says why it must).
+fn ready<T>(poll: Poll<T>, why: &str) -> T {
+    match poll {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("{why}"),
+    }
+}
+
 fn counting_waker() -> Arc<ThreadWaker> {
     Arc::new(ThreadWaker {
         thread: thread::current(),
@@ -91,10 +99,10 @@ fn an_uncontended_lock_async_resolves_at_once() {
     let m = Mutex::new(5);
     let waker = counting_waker();
     let mut f = m.lock_async();
-    match poll_once(&mut f, &waker) {
-        Poll::Ready(mut g) => *g += 1,
-        Poll::Pending => panic!("a free lock must be taken on the first poll"),
-    }
+    *ready(
+        poll_once(&mut f, &waker),
+        "a free lock must be taken on the first poll",
+    ) += 1;
     assert_eq!(*m.lock(), 6);
     assert_eq!(waker.wakes.load(Ordering::SeqCst), 0);
 }
@@ -114,10 +122,7 @@ fn a_contended_lock_async_is_woken_once_when_the_lock_is_handed_to_it() {
     parklot::MutexGuard::unlock_fair(g); // hands the lock to the oldest waiter: the future
     assert_eq!(waker.wakes.load(Ordering::SeqCst), 1);
     assert!(m.is_locked(), "handed over, not released");
-    match poll_once(&mut f, &waker) {
-        Poll::Ready(mut g) => *g = 7,
-        Poll::Pending => panic!("the future was handed the lock"),
-    }
+    *ready(poll_once(&mut f, &waker), "the future was handed the lock") = 7;
     assert_eq!(*m.lock(), 7);
 }
 
@@ -260,10 +265,7 @@ fn rwlock_reads_share_and_a_write_waits_for_them() {
     let waker = counting_waker();
     // A read joins the held read at once.
     let mut read = l.read_async();
-    let r2 = match poll_once(&mut read, &waker) {
-        Poll::Ready(r) => r,
-        Poll::Pending => panic!("reads share"),
-    };
+    let r2 = ready(poll_once(&mut read, &waker), "reads share");
     assert_eq!(*r2, 1);
     let mut write = l.write_async();
     assert!(poll_once(&mut write, &waker).is_pending());
@@ -274,10 +276,7 @@ fn rwlock_reads_share_and_a_write_waits_for_them() {
     );
     drop(r2);
     until(|| waker.wakes.load(Ordering::SeqCst) >= 1);
-    match poll_once(&mut write, &waker) {
-        Poll::Ready(mut w) => *w = 2,
-        Poll::Pending => panic!("the readers left"),
-    }
+    *ready(poll_once(&mut write, &waker), "the readers left") = 2;
     assert_eq!(*l.read(), 2);
 }
 
@@ -392,10 +391,10 @@ fn condvar_wait_async_is_notified_and_takes_the_lock_back() {
     );
     drop(held);
     until(|| waker.wakes.load(Ordering::SeqCst) >= 2);
-    match poll_once(&mut f, &waker) {
-        Poll::Ready(g) => assert!(*g),
-        Poll::Pending => panic!("notified and the lock is free"),
-    };
+    assert!(*ready(
+        poll_once(&mut f, &waker),
+        "notified and the lock is free"
+    ));
 }
 
 #[test]
@@ -417,10 +416,7 @@ fn condvar_blocking_and_async_waiters_share_one_queue_and_notify_one_wakes_exact
     // The async wait queued first: notify_one wakes it, and only it.
     assert!(pair.1.notify_one());
     assert_eq!(waker.wakes.load(Ordering::SeqCst), 1);
-    match poll_once(&mut f, &waker) {
-        Poll::Ready(mut g) => *g += 10,
-        Poll::Pending => panic!("notified first"),
-    }
+    *ready(poll_once(&mut f, &waker), "notified first") += 10;
     thread::sleep(Duration::from_millis(20));
     assert!(!blocked.is_finished(), "the blocked waiter was not woken");
     assert!(pair.1.notify_one());

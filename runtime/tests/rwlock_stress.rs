@@ -5,6 +5,9 @@
 //! or a timeout lies.
 #![cfg(not(loom))]
 
+mod common;
+
+use common::scaled;
 use parklot::{
     Instant, RawRwLock, RwLock, RwLockPolicy, RwLockUpgradableReadGuard, RwLockWriteGuard,
 };
@@ -14,14 +17,6 @@ use std::thread;
 use std::time::Duration;
 
 const BOTH: [RwLockPolicy; 2] = [RwLockPolicy::PreferWriters, RwLockPolicy::PreferReaders];
-
-fn scaled(n: usize) -> usize {
-    let scale: f64 = std::env::var("PARKLOT_STRESS_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
-    ((n as f64 * scale) as usize).max(1)
-}
 
 /// Who is inside, counted by the threads themselves: writers in the high
 /// half, readers in the low half, so that one load sees both.

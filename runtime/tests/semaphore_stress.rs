@@ -4,19 +4,14 @@
 //! never exceed the bound, and every permit comes back.
 #![cfg(not(loom))]
 
+mod common;
+
+use common::scaled;
 use parklot::Semaphore;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
-
-fn scaled(n: usize) -> usize {
-    let scale: f64 = std::env::var("PARKLOT_STRESS_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
-    ((n as f64 * scale) as usize).max(1)
-}
 
 #[test]
 fn permits_held_never_exceed_the_bound() {

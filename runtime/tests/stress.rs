@@ -6,6 +6,9 @@
 //! run under qemu uses a smaller one.
 #![cfg(not(loom))]
 
+mod common;
+
+use common::scaled;
 use parklot::parking_lot::parked_count;
 use parklot::{futex, Condition, Instant, Lock, Mutex, WaitResult};
 use std::cell::UnsafeCell;
@@ -15,22 +18,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-fn scaled(n: usize) -> usize {
-    let scale: f64 = std::env::var("PARKLOT_STRESS_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
-    ((n as f64 * scale) as usize).max(1)
-}
-
 /// The timeout slack the machine allows: generous, because CI has 2 cores and
 /// runs ARM64 under emulation; what is asserted is that it is bounded.
 fn slack() -> Duration {
-    let scale: f64 = std::env::var("PARKLOT_STRESS_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
-    if scale < 1.0 {
+    if common::stress_scale() < 1.0 {
         Duration::from_secs(3)
     } else {
         Duration::from_millis(750)

@@ -6,10 +6,11 @@ use super::{
     RawRwLock, ONE_READER, PREFER_WRITERS, READERS_PARKED, TOKEN_HANDOFF, TOKEN_RETRY,
     UPGRADABLE_PARKED, UPGRADE_PARKED, WRITER, WRITERS_PARKED, WRITER_FIRST,
 };
+use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::Instant;
 use crate::lock::spin_limit;
-use crate::parking_lot::{self, Owed, ParkResult, UnparkResult, UnparkToken};
-use crate::sync::{self, Ordering};
+use crate::parking_lot::{self, Owed, UnparkResult, UnparkToken};
+use crate::sync::Ordering;
 
 impl RawRwLock {
     #[inline]
@@ -77,55 +78,6 @@ impl RawRwLock {
         false
     }
 
-    /// The acquisition loop every class shares: enter whenever the word lets
-    /// us; while our class's parked bit is clear, yield and retry up to the
-    /// spin limit; then set the bit and call `wait`, which queues us and
-    /// returns `Some(acquired)` to finish or `None` to go around.
-    #[inline]
-    pub(super) fn acquire_loop(
-        &self,
-        class: Class,
-        limit: u32,
-        mut wait: impl FnMut() -> Option<bool>,
-    ) -> bool {
-        let parked = class.parked();
-        let mut spins = 0;
-        loop {
-            let s = self.state.load(Ordering::Relaxed);
-            if let Some(new) = class.enter(s) {
-                if self
-                    .state
-                    .compare_exchange_weak(s, new, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return true;
-                }
-                continue;
-            }
-            if s & parked == 0 {
-                if spins < limit && !class.stopped_by_readers(s) {
-                    spins += 1;
-                    sync::yield_now();
-                    continue;
-                }
-                if self
-                    .state
-                    .compare_exchange_weak(s, s | parked, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
-                }
-            }
-            if let Some(acquired) = wait() {
-                return acquired;
-            }
-            // Woken to compete, or the bit was gone when we went to park:
-            // no new spin budget (as in WebKit's lock). Spinning again would
-            // leave the bit clear for another round of yields, and a waiter
-            // that keeps losing its bit that way is one no hand-off reaches.
-        }
-    }
-
     /// Whether a waiter of `class` should sleep: its bit is set and it still
     /// may not enter (checked under its queue's lock).
     #[inline]
@@ -145,35 +97,13 @@ impl RawRwLock {
     /// Spins, then parks until `class` is in or `deadline` passes.
     #[cold]
     pub(super) fn lock_slow(&self, class: Class, deadline: Option<Instant>) -> bool {
-        let acquired = self.acquire_loop(class, spin_limit(), || {
-            // SAFETY: the callbacks only read or edit this lock's word: no
-            // panics, no ParkingLot calls.
-            let result = unsafe {
-                parking_lot::park_owing(
-                    self.key(class),
-                    || self.should_park(class),
-                    || {},
-                    |_, was_last| self.forget_parked_if_last(class, was_last),
-                    deadline,
-                    self.owed(class),
-                )
-            };
-            match result {
-                ParkResult::Unparked(TOKEN_HANDOFF) => {
-                    // The waker made us the holder. Acquire: every earlier
-                    // holder's release is in the word's release sequence.
-                    self.state.load(Ordering::Acquire);
-                    Some(true)
-                }
-                ParkResult::Unparked(_) | ParkResult::Invalid => None,
-                ParkResult::TimedOut => Some(false),
-            }
-        });
-        if !acquired {
-            // Our bit may have been the one keeping others out.
-            self.unblock(false);
-        }
-        acquired
+        acquire::park_blocking(&self.waiter(class), spin_limit(), deadline)
+    }
+
+    /// This lock as the acquire skeleton sees a waiter of `class`.
+    #[inline]
+    pub(super) fn waiter(&self, class: Class) -> ClassWaiter<'_> {
+        ClassWaiter { lock: self, class }
     }
 
     /// Blocks new readers, then waits for the other readers to leave.
@@ -385,6 +315,98 @@ impl RawRwLock {
                 Ok(_) => return,
                 Err(now) => s = now,
             }
+        }
+    }
+}
+
+/// A waiter of one class on a [`RawRwLock`], for the acquire skeleton: the
+/// class says who may enter, which bit it parks under and where it queues.
+pub(super) struct ClassWaiter<'a> {
+    lock: &'a RawRwLock,
+    class: Class,
+}
+
+// SAFETY: the callbacks only load or clear bits of the lock's word, and a
+// lock outlives its waiters (the class's debt).
+unsafe impl AcquireState for ClassWaiter<'_> {
+    type Word = u32;
+    type Round = ();
+    // Woken to compete, or the bit was gone when we went to park: no new
+    // spin budget. Spinning again would leave the bit clear for another
+    // round of yields, and a waiter that keeps losing its bit that way is
+    // one no hand-off reaches.
+    const RESPIN_AFTER_WAKE: bool = false;
+
+    #[inline]
+    fn look(&self, _: ()) -> Look<u32> {
+        let s = self.lock.state.load(Ordering::Relaxed);
+        if let Some(new) = self.class.enter(s) {
+            return match self.lock.state.compare_exchange_weak(
+                s,
+                new,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => Look::Acquired,
+                Err(_) => Look::Raced,
+            };
+        }
+        if s & self.class.parked() != 0 {
+            return Look::Queue;
+        }
+        Look::Unmarked {
+            word: s,
+            may_spin: !self.class.stopped_by_readers(s),
+        }
+    }
+
+    #[inline]
+    fn mark_parked(&self, seen: u32) -> bool {
+        let parked = seen | self.class.parked();
+        self.lock
+            .state
+            .compare_exchange_weak(seen, parked, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn queue_key(&self, _: ()) -> usize {
+        self.lock.key(self.class)
+    }
+
+    fn should_park(&self, _: ()) -> bool {
+        self.lock.should_park(self.class)
+    }
+
+    fn left_queue(&self, _: (), was_last: bool) {
+        self.lock.forget_parked_if_last(self.class, was_last);
+    }
+
+    fn debt(&self, _: ()) -> Owed {
+        self.lock.owed(self.class)
+    }
+
+    fn woken(&self, _: (), token: UnparkToken, _: bool) -> Next<()> {
+        if token == TOKEN_HANDOFF {
+            // The waker made us the holder. Acquire: every earlier
+            // holder's release is in the word's release sequence.
+            self.lock.state.load(Ordering::Acquire);
+            Next::Done(true)
+        } else {
+            Next::Again(())
+        }
+    }
+
+    fn gave_up(&self, _: ()) {
+        // Our bit may have been the one keeping others out.
+        self.lock.unblock(false);
+    }
+
+    fn cancelled_after_wake(&self, round: (), token: UnparkToken) -> bool {
+        match self.woken(round, token, false) {
+            Next::Done(acquired) => acquired,
+            // A wake to compete: use it (if the lock is held, its release
+            // wakes the others), so that it is not lost to them.
+            Next::Again(()) => self.lock.try_enter(self.class),
         }
     }
 }

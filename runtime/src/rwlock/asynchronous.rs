@@ -2,9 +2,9 @@
 //! instead of a parked thread, in the same queues as the parked ones.
 
 use super::class::Class;
-use super::{RawRwLock, TOKEN_HANDOFF};
-use crate::parking_lot::{self, AsyncWaiter, ParkResult};
-use crate::sync::Ordering;
+use super::RawRwLock;
+use crate::acquire;
+use crate::parking_lot::AsyncWaiter;
 
 impl RawRwLock {
     /// Asynchronous read, for threads that may not block, step 1: takes a
@@ -72,65 +72,25 @@ impl RawRwLock {
         unsafe { self.async_cancel(Class::Writer, waiter) }
     }
 
-    /// The acquisition loop with the record queued instead of the thread
-    /// parked, and no spinning (a thread that may not block must not wait).
-    ///
     /// # Safety
     /// As for `lock_shared_async_begin`.
     pub(super) unsafe fn async_begin(&self, class: Class, waiter: &AsyncWaiter) -> bool {
-        self.acquire_loop(class, 0, || {
-            // SAFETY: the validate callback is one load; `waiter` per our contract.
-            let queued = unsafe {
-                parking_lot::park_async_owing(
-                    self.key(class),
-                    || self.should_park(class),
-                    waiter,
-                    self.owed(class),
-                )
-            };
-            queued.then_some(false)
-        })
+        // SAFETY: forwarded from the caller.
+        unsafe { acquire::queue_async(&self.waiter(class), (), waiter) }
     }
 
     /// # Safety
     /// `waiter` was queued by `async_begin(class, ..)` on this lock.
     pub(super) unsafe fn async_resume(&self, class: Class, waiter: &AsyncWaiter) -> bool {
-        match waiter.poll() {
-            Some(TOKEN_HANDOFF) => {
-                // As in lock_slow: the holders before us released into the word.
-                self.state.load(Ordering::Acquire);
-                true
-            }
-            // Woken to compete again: try once more, queueing again if need be.
-            // SAFETY: the record is settled, so it may be queued again.
-            Some(_) => unsafe { self.async_begin(class, waiter) },
-            None => false,
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { acquire::resume_async(&self.waiter(class), waiter) }
     }
 
     /// # Safety
     /// `waiter` was queued by `async_begin(class, ..)` on this lock and the
     /// attempt has not ended.
     pub(super) unsafe fn async_cancel(&self, class: Class, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: the callback only edits this lock's word.
-        let result = unsafe {
-            parking_lot::cancel_async(self.key(class), waiter, |_, was_last| {
-                self.forget_parked_if_last(class, was_last)
-            })
-        };
-        match result {
-            ParkResult::Unparked(TOKEN_HANDOFF) => {
-                self.state.load(Ordering::Acquire);
-                true
-            }
-            // A wake to compete: use it (if the lock is held, its release wakes
-            // the others), so that it is not lost to them.
-            ParkResult::Unparked(_) => self.try_enter(class),
-            ParkResult::Invalid | ParkResult::TimedOut => {
-                // Our bit may have been the one keeping others out.
-                self.unblock(false);
-                false
-            }
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { acquire::cancel_async(&self.waiter(class), waiter) }
     }
 }

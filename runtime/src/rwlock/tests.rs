@@ -209,10 +209,9 @@ fn writer_preference_stops_new_readers_reader_preference_does_not() {
     }
 }
 
-#[test]
-fn a_fair_unlock_hands_the_lock_to_a_parked_writer() {
-    let l = Arc::new(RawRwLock::new());
-    l.lock_exclusive();
+/// A thread that parks for the write lock and holds it, once it has it,
+/// until `release` is set.
+fn parked_writer(l: &Arc<RawRwLock>) -> (std::thread::JoinHandle<()>, Arc<AtomicBool>) {
     let l2 = l.clone();
     let release = Arc::new(AtomicBool::new(false));
     let r2 = release.clone();
@@ -221,9 +220,18 @@ fn a_fair_unlock_hands_the_lock_to_a_parked_writer() {
         while !r2.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
+        // SAFETY: locked just above.
         unsafe { l2.unlock_exclusive() };
     });
-    wait_queued(&l, Class::Writer, 1);
+    wait_queued(l, Class::Writer, 1);
+    (w, release)
+}
+
+#[test]
+fn a_fair_unlock_hands_the_lock_to_a_parked_writer() {
+    let l = Arc::new(RawRwLock::new());
+    l.lock_exclusive();
+    let (w, release) = parked_writer(&l);
     unsafe { l.unlock_exclusive_fair() };
     assert!(
         !l.try_lock_exclusive() && !l.try_lock_shared(),
@@ -238,17 +246,7 @@ fn a_fair_unlock_hands_the_lock_to_a_parked_writer() {
 fn a_fair_read_unlock_hands_the_lock_to_a_parked_writer() {
     let l = Arc::new(RawRwLock::with_policy(RwLockPolicy::PreferReaders));
     l.lock_shared();
-    let l2 = l.clone();
-    let release = Arc::new(AtomicBool::new(false));
-    let r2 = release.clone();
-    let w = std::thread::spawn(move || {
-        l2.lock_exclusive();
-        while !r2.load(Ordering::SeqCst) {
-            std::thread::yield_now();
-        }
-        unsafe { l2.unlock_exclusive() };
-    });
-    wait_queued(&l, Class::Writer, 1);
+    let (w, release) = parked_writer(&l);
     unsafe { l.unlock_shared_fair() };
     assert!(
         !l.try_lock_shared(),

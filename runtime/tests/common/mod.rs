@@ -17,6 +17,20 @@ pub const STARVED: Duration = Duration::from_millis(250);
 /// so 60 leave a lucky lock no real chance. Rounds that end early are short.
 pub const NEGATIVE_ROUNDS: usize = 60;
 
+/// `PARKLOT_STRESS_SCALE` (default 1.0): how much of their iteration counts
+/// the stress tests run (the ARM64 run under qemu uses less).
+pub fn stress_scale() -> f64 {
+    std::env::var("PARKLOT_STRESS_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0)
+}
+
+/// `n` iterations, scaled by [`stress_scale`] (at least one).
+pub fn scaled(n: usize) -> usize {
+    ((n as f64 * stress_scale()) as usize).max(1)
+}
+
 /// Pins the calling thread to the first CPU it may run on.
 #[cfg(target_os = "linux")]
 pub fn pin_to_one_cpu() {

@@ -1,0 +1,267 @@
+//! The acquire skeleton: "barge, spin, set the parked bit, queue, take a
+//! hand-off or give up", written once for every primitive that waits for a
+//! state word to let it in (WebKit's `LockAlgorithm`, parametrized here by
+//! a trait instead of template arguments).
+//!
+//! A primitive says what its word means by implementing [`AcquireState`]:
+//! one look at the word (take it if it lets us in, else say whether the
+//! parked bit is set and whether spinning may help), how to set the parked
+//! bit, where it queues, what it validates under the queue lock, what a
+//! waiter that gives up clears there, what it owes if reaped, and what a
+//! wake's token means. [`Lock`](crate::Lock), the [`RawRwLock`]'s classes,
+//! the [`Semaphore`] and the [`Once`]'s waiters implement it.
+//!
+//! The skeleton does the rest, in one place each:
+//! - [`acquire_with`]: the loop (barging, the spin budget, setting the bit);
+//! - [`park_blocking`]: a thread's wait (park with deadline, the timeout's
+//!   cleanup under the queue lock, the token's meaning); a thread that may
+//!   not block is queued the same way and waits awake (`sys`'s parkers);
+//! - [`queue_async`], [`resume_async`], [`cancel_async`]: the same step for
+//!   an async record, which never spins.
+//!
+//! `park_blocking` is the one place a thread of any primitive goes to sleep
+//! on a held resource: a wait-for graph belongs there.
+//!
+//! [`RawRwLock`]: crate::RawRwLock
+//! [`Semaphore`]: crate::Semaphore
+//! [`Once`]: crate::Once
+
+use crate::clock::Instant;
+use crate::parking_lot::{self, AsyncWaiter, Owed, ParkResult, UnparkToken};
+use crate::sync;
+
+/// What one look at the word found ([`AcquireState::look`]).
+pub(crate) enum Look<W> {
+    /// Taken: the caller holds what it asked for.
+    Acquired,
+    /// The word changed under a CAS that it would still allow: look again.
+    Raced,
+    /// May not enter, and the parked bit says the queue is known (or the
+    /// waiter queues without it): queue now.
+    Queue,
+    /// May not enter and the parked bit is clear: spin if `may_spin` and the
+    /// budget allows, else set the bit against `word`.
+    Unmarked {
+        /// The word seen, for the CAS that sets the parked bit.
+        word: W,
+        /// Whether yielding and retrying may get it cheaply.
+        may_spin: bool,
+    },
+}
+
+/// How one wait ended.
+pub(crate) enum Next<R> {
+    /// Return: whether it is ours.
+    Done(bool),
+    /// Go around with this round.
+    Again(R),
+}
+
+/// A primitive's state word, as the skeleton sees it.
+///
+/// # Safety
+/// `should_park` and `left_queue` run under a bucket lock: they must not
+/// panic nor call into the ParkingLot. `debt`'s object outlives every
+/// waiter that owes it (the primitive outlives its waiters).
+pub(crate) unsafe trait AcquireState {
+    /// The word's integer type.
+    type Word: Copy;
+    /// What a waiter carries from one round to the next: the `PARKED` bit a
+    /// woken Lock waiter carries, a semaphore's turn, or nothing. An
+    /// acquisition (and an async resume) starts with the default.
+    type Round: Copy + Default;
+    /// Whether a wake renews the spin budget (WebKit's lock: yes; the
+    /// rwlock and the semaphore spin once per acquisition).
+    const RESPIN_AFTER_WAKE: bool = true;
+    /// Whether a woken thread's token stays owed until it has acted on it
+    /// ([`parking_lot::park_owing_until_settled`]).
+    const SETTLE_LATER: bool = false;
+
+    /// One look at the word, and one CAS if it lets us in.
+    fn look(&self, round: Self::Round) -> Look<Self::Word>;
+    /// Sets the parked bit by CAS against `seen`; false if the word changed.
+    fn mark_parked(&self, seen: Self::Word) -> bool;
+    /// The round a waiter queues with, once the word says parked.
+    fn queued(round: Self::Round) -> Self::Round {
+        round
+    }
+    /// The address this waiter queues under.
+    fn queue_key(&self, round: Self::Round) -> usize;
+    /// Under the queue lock: whether to sleep (the bit is set and we still
+    /// may not enter). Must not panic nor call the ParkingLot.
+    fn should_park(&self, round: Self::Round) -> bool;
+    /// Under the queue lock, for a waiter leaving without a wake (timeout,
+    /// cancel): `was_last` says nobody else is queued. Must not panic nor
+    /// call the ParkingLot.
+    fn left_queue(&self, round: Self::Round, was_last: bool);
+    /// What this waiter owes the others if its owner is reaped.
+    fn debt(&self, round: Self::Round) -> Owed;
+    /// What the wake's `token` means: the hand-off (`Done(true)`), or
+    /// compete again. `blocking`: a thread woke (else an async record).
+    fn woken(&self, round: Self::Round, token: UnparkToken, blocking: bool) -> Next<Self::Round>;
+    /// After a timeout or a cancel, no queue lock held: pass on what our
+    /// leaving may owe (a turn, a bit that kept others out).
+    fn gave_up(&self, _round: Self::Round) {}
+    /// An async attempt cancelled after a wake with `token`: use it, so
+    /// nothing is lost; true if the caller holds it now.
+    fn cancelled_after_wake(&self, round: Self::Round, token: UnparkToken) -> bool;
+    /// The round of the attempt `waiter` is queued for (for a cancel).
+    fn round_of(&self, _waiter: &AsyncWaiter) -> Self::Round {
+        Self::Round::default()
+    }
+}
+
+/// The acquisition loop: enter whenever the word lets us; while the parked
+/// bit is clear, yield and retry up to `limit` times; then set the bit and
+/// call `wait`, which queues us and says what next.
+#[inline]
+pub(crate) fn acquire_with<S: AcquireState>(
+    state: &S,
+    limit: u32,
+    mut round: S::Round,
+    mut wait: impl FnMut(S::Round) -> Next<S::Round>,
+) -> bool {
+    let mut spins = 0;
+    loop {
+        match state.look(round) {
+            Look::Acquired => return true,
+            Look::Raced => continue,
+            Look::Queue => {}
+            Look::Unmarked { word, may_spin } => {
+                if may_spin && spins < limit {
+                    spins += 1;
+                    sync::yield_now();
+                    continue;
+                }
+                if !state.mark_parked(word) {
+                    continue;
+                }
+            }
+        }
+        // The word says parked: whoever clears the bit answers for the queue.
+        match wait(S::queued(round)) {
+            Next::Done(acquired) => return acquired,
+            Next::Again(next) => round = next,
+        }
+        if S::RESPIN_AFTER_WAKE {
+            spins = 0;
+        }
+    }
+}
+
+/// The blocking acquisition: spins up to `limit` yields, then parks until
+/// the state is ours or `deadline` passes. Returns whether it is ours.
+#[inline]
+pub(crate) fn park_blocking<S: AcquireState>(
+    state: &S,
+    limit: u32,
+    deadline: Option<Instant>,
+) -> bool {
+    acquire_with(state, limit, S::Round::default(), |round| {
+        let key = state.queue_key(round);
+        let validate = || state.should_park(round);
+        let timed_out = |_, was_last| state.left_queue(round, was_last);
+        let owed = state.debt(round);
+        // SAFETY: the callbacks and `owed` keep AcquireState's contract.
+        let result = unsafe {
+            if S::SETTLE_LATER {
+                parking_lot::park_owing_until_settled(
+                    key,
+                    validate,
+                    || {},
+                    timed_out,
+                    deadline,
+                    owed,
+                )
+            } else {
+                parking_lot::park_owing(key, validate, || {}, timed_out, deadline, owed)
+            }
+        };
+        match result {
+            ParkResult::Unparked(token) => {
+                let next = state.woken(round, token, true);
+                if S::SETTLE_LATER {
+                    parking_lot::settled();
+                }
+                next
+            }
+            ParkResult::Invalid => Next::Again(round),
+            ParkResult::TimedOut => {
+                state.gave_up(round);
+                Next::Done(false)
+            }
+        }
+    })
+}
+
+/// Async step 1 (and each retry): takes the state if it lets us in, else
+/// queues `waiter` in the same queue as parked threads and returns `false`.
+/// Never spins: a thread that may not block must not wait here.
+///
+/// # Safety
+/// `waiter` is not queued, and neither moves nor is dropped until this
+/// attempt ends (acquired, or cancelled).
+pub(crate) unsafe fn queue_async<S: AcquireState>(
+    state: &S,
+    round: S::Round,
+    waiter: &AsyncWaiter,
+) -> bool {
+    acquire_with(state, 0, round, |round| {
+        // SAFETY: the callback and the debt keep AcquireState's contract;
+        // `waiter` per ours.
+        let queued = unsafe {
+            parking_lot::park_async_owing(
+                state.queue_key(round),
+                || state.should_park(round),
+                waiter,
+                state.debt(round),
+            )
+        };
+        if queued {
+            Next::Done(false)
+        } else {
+            Next::Again(round)
+        }
+    })
+}
+
+/// Async step 2, after the waiter's word turned 0 (or a wakeup that may be
+/// spurious): `true` if the state is ours, `false` if the waiter is queued
+/// (again) and should wait for its word once more.
+///
+/// # Safety
+/// `waiter` is the one [`queue_async`] queued on this state.
+pub(crate) unsafe fn resume_async<S: AcquireState>(state: &S, waiter: &AsyncWaiter) -> bool {
+    match waiter.poll() {
+        Some(token) => match state.woken(S::Round::default(), token, false) {
+            Next::Done(acquired) => acquired,
+            // SAFETY: the record is settled, so it may be queued again.
+            Next::Again(round) => unsafe { queue_async(state, round, waiter) },
+        },
+        None => false,
+    }
+}
+
+/// Gives up an async attempt: `true` if the state was ours after all (the
+/// caller must release it), `false` if nothing is held. Leaves no queue entry.
+///
+/// # Safety
+/// `waiter` is the one [`queue_async`] queued on this state, and the
+/// attempt has not ended.
+pub(crate) unsafe fn cancel_async<S: AcquireState>(state: &S, waiter: &AsyncWaiter) -> bool {
+    let round = state.round_of(waiter);
+    // SAFETY: the callback keeps AcquireState's contract; the record was
+    // queued under `queue_key(round)` by this attempt (our contract).
+    let result = unsafe {
+        parking_lot::cancel_async(state.queue_key(round), waiter, |_, was_last| {
+            state.left_queue(round, was_last)
+        })
+    };
+    match result {
+        ParkResult::Unparked(token) => state.cancelled_after_wake(round, token),
+        ParkResult::Invalid | ParkResult::TimedOut => {
+            state.gave_up(round);
+            false
+        }
+    }
+}
