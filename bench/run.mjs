@@ -7,6 +7,8 @@
 //   native            cargo run --release -p parklot-bench --bin suite -- [--quick] --out DIR
 //   native-rwlock     cargo run --release -p parklot-bench --bin rwlock -- [--quick] --out DIR (experiment 6)
 //   native-async      cargo run --release -p parklot-bench --bin async_locks -- [--quick] --out DIR
+//   native-diagnostics cargo run --release -p parklot-bench --bin diagnostics -- [--quick] --out DIR
+//                     (what hold tracking, deadlock detection and lock-order checking cost a Lock)
 //                     (lock_async against tokio's and async-lock's Mutex, awaiting and mixed with blocking)
 //   wasm-node         node bench/wasm/run.mjs [--quick] --out DIR
 //   wasm-node-rwlock  node bench/wasm/rwlock.mjs [--quick] --out DIR (experiment 6, semaphore, barrier)
@@ -64,6 +66,11 @@ const SUITES = [
   {
     name: 'native-async',
     command: ['cargo', 'run', '--release', '-p', 'parklot-bench', '--bin', 'async_locks', '--'],
+    cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (scripts/setup.sh installs Rust)' : null),
+  },
+  {
+    name: 'native-diagnostics',
+    command: ['cargo', 'run', '--release', '-p', 'parklot-bench', '--bin', 'diagnostics', '--'],
     cannotRun: () => (!onPath('cargo') ? 'cargo is not installed (scripts/setup.sh installs Rust)' : null),
   },
   {

@@ -27,6 +27,7 @@
 //! [`Once`]: crate::Once
 
 use crate::clock::Instant;
+use crate::diagnostics::{self, Kind};
 use crate::parking_lot::{self, AsyncWaiter, Owed, ParkResult, UnparkToken};
 use crate::sync;
 
@@ -105,6 +106,13 @@ pub(crate) unsafe trait AcquireState {
     /// An async attempt cancelled after a wake with `token`: use it, so
     /// nothing is lost; true if the caller holds it now.
     fn cancelled_after_wake(&self, round: Self::Round, token: UnparkToken) -> bool;
+    /// What a waiter here waits for, for the diagnostics.
+    const KIND: Kind = Kind::Unknown;
+    /// The address that names the primitive in the diagnostics' graph (the
+    /// one its holds are recorded under).
+    fn resource(&self) -> usize {
+        self.queue_key(Self::Round::default())
+    }
     /// The round of the attempt `waiter` is queued for (for a cancel).
     fn round_of(&self, _waiter: &AsyncWaiter) -> Self::Round {
         Self::Round::default()
@@ -158,6 +166,13 @@ pub(crate) fn park_blocking<S: AcquireState>(
     deadline: Option<Instant>,
 ) -> bool {
     acquire_with(state, limit, S::Round::default(), |round| {
+        // The wait-for graph's edge, while diagnostics are on: refused if it
+        // closes a cycle (then we never queued, and give up as on a timeout).
+        let tracked = diagnostics::tracking();
+        if tracked && diagnostics::will_wait(state.resource(), S::KIND, 0).is_err() {
+            state.gave_up(round);
+            return Next::Done(false);
+        }
         let key = state.queue_key(round);
         let validate = || state.should_park(round);
         let timed_out = |_, was_last| state.left_queue(round, was_last);
@@ -177,6 +192,9 @@ pub(crate) fn park_blocking<S: AcquireState>(
                 parking_lot::park_owing(key, validate, || {}, timed_out, deadline, owed)
             }
         };
+        if tracked {
+            diagnostics::wait_ended(0);
+        }
         match result {
             ParkResult::Unparked(token) => {
                 let next = state.woken(round, token, true);
@@ -206,7 +224,18 @@ pub(crate) unsafe fn queue_async<S: AcquireState>(
     round: S::Round,
     waiter: &AsyncWaiter,
 ) -> bool {
+    // A refusal from before (a timed blocking wait's) must not be taken
+    // for this attempt's.
+    let _ = async_refused();
     acquire_with(state, 0, round, |round| {
+        // As in `park_blocking`; a refused waiter is not queued, and its
+        // caller learns it from `diagnostics::take_deadlock`.
+        if diagnostics::tracking()
+            && diagnostics::will_wait(state.resource(), S::KIND, record_id(waiter)).is_err()
+        {
+            state.gave_up(round);
+            return Next::Done(false);
+        }
         // SAFETY: the callback and the debt keep AcquireState's contract;
         // `waiter` per ours.
         let queued = unsafe {
@@ -220,6 +249,9 @@ pub(crate) unsafe fn queue_async<S: AcquireState>(
         if queued {
             Next::Done(false)
         } else {
+            if diagnostics::tracking() {
+                diagnostics::wait_ended(record_id(waiter));
+            }
             Next::Again(round)
         }
     })
@@ -232,13 +264,16 @@ pub(crate) unsafe fn queue_async<S: AcquireState>(
 /// # Safety
 /// `waiter` is the one [`queue_async`] queued on this state.
 pub(crate) unsafe fn resume_async<S: AcquireState>(state: &S, waiter: &AsyncWaiter) -> bool {
-    match waiter.poll() {
-        Some(token) => match state.woken(S::Round::default(), token, false) {
-            Next::Done(acquired) => acquired,
-            // SAFETY: the record is settled, so it may be queued again.
-            Next::Again(round) => unsafe { queue_async(state, round, waiter) },
-        },
-        None => false,
+    let Some(token) = waiter.poll() else {
+        return false;
+    };
+    if diagnostics::tracking() {
+        diagnostics::wait_ended(record_id(waiter));
+    }
+    match state.woken(S::Round::default(), token, false) {
+        Next::Done(acquired) => acquired,
+        // SAFETY: the record is settled, so it may be queued again.
+        Next::Again(round) => unsafe { queue_async(state, round, waiter) },
     }
 }
 
@@ -250,6 +285,9 @@ pub(crate) unsafe fn resume_async<S: AcquireState>(state: &S, waiter: &AsyncWait
 /// attempt has not ended.
 pub(crate) unsafe fn cancel_async<S: AcquireState>(state: &S, waiter: &AsyncWaiter) -> bool {
     let round = state.round_of(waiter);
+    if diagnostics::tracking() {
+        diagnostics::wait_ended(record_id(waiter));
+    }
     // SAFETY: the callback keeps AcquireState's contract; the record was
     // queued under `queue_key(round)` by this attempt (our contract).
     let result = unsafe {
@@ -263,5 +301,20 @@ pub(crate) unsafe fn cancel_async<S: AcquireState>(state: &S, waiter: &AsyncWait
             state.gave_up(round);
             false
         }
+    }
+}
+
+/// An async record's name in the wait-for graph (a blocked thread's is 0).
+fn record_id(waiter: &AsyncWaiter) -> usize {
+    waiter as *const AsyncWaiter as usize
+}
+
+/// Whether an async step that returned `false` was refused by deadlock
+/// detection (the waiter is not queued) rather than queued: the error, once.
+pub(crate) fn async_refused() -> Option<diagnostics::DeadlockError> {
+    if diagnostics::tracking() {
+        diagnostics::take_deadlock()
+    } else {
+        None
     }
 }

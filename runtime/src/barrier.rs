@@ -325,6 +325,7 @@ impl Barrier {
             abandon: &BARRIER_ABANDON,
             object: (self as *const Barrier).cast(),
             with: core::ptr::null(),
+            kind: crate::diagnostics::Kind::Barrier,
         }
     }
 

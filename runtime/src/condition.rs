@@ -46,6 +46,7 @@
 #[cfg(not(loom))]
 use crate::clock::deadline_after;
 use crate::clock::Instant;
+use crate::diagnostics::Kind;
 use crate::lock::Lock;
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, Requeue, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
@@ -261,7 +262,7 @@ impl Condition {
         }
         match result {
             // Moved onto the lock's queue, and handed the lock by its release.
-            ParkResult::Unparked(token) if Lock::handed_over(token) => {}
+            ParkResult::Unparked(token) if Lock::handed_over(token) => lock.handed_to_me(),
             _ => lock.lock(),
         }
         Ok(result.is_unparked() || moved)
@@ -466,6 +467,7 @@ impl Condition {
             abandon: &CONDITION_ABANDON,
             object: (self as *const Condition).cast(),
             with: (lock as *const Lock).cast(),
+            kind: Kind::Condition,
         }
     }
 }

@@ -62,6 +62,8 @@ pub type Section = u8;
 
 /// The ParkingLot's bucket locks (and its table's growth, which takes them all).
 pub const WAIT_QUEUES: Section = 1;
+/// The diagnostics' wait-for graph (`diagnostics`), while diagnostics are on.
+pub const DIAGNOSTICS: Section = 2;
 /// The first section number an embedder may give its own sections.
 pub const EMBEDDER_SECTIONS: Section = 16;
 

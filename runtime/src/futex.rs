@@ -10,6 +10,7 @@
 //!   address share one list, as in the spec.
 
 use crate::clock::{deadline_after, Instant};
+use crate::diagnostics::Kind;
 #[cfg(doc)]
 use crate::parking_lot::WaitOutcome;
 use crate::parking_lot::{self, AsyncWaiter, Owed, ParkResult, Waker, WakerWait};
@@ -245,7 +246,14 @@ fn wait_keyed(key: usize, equal: impl FnOnce() -> bool, deadline: Option<Instant
     // comes within the spin neither side makes a system call.
     // SAFETY: `equal` is one atomic load: it cannot panic or re-enter.
     let parked = unsafe {
-        parking_lot::park_owing_spinning(key, equal, || {}, |_, _| {}, deadline, Owed::NOTHING)
+        parking_lot::park_owing_spinning(
+            key,
+            equal,
+            || {},
+            |_, _| {},
+            deadline,
+            Owed::nothing(Kind::Futex),
+        )
     };
     match parked {
         ParkResult::Unparked(parking_lot::CANCELLED_TOKEN) => WaitResult::Cancelled,

@@ -141,8 +141,16 @@ impl<P: Acquirable> Future for Acquire<P> {
                     // SAFETY: a new record, kept (in `self.waiter`) until the
                     // attempt ends; the primitive's begin.
                     let acquired = unsafe { waiter.queue(|w| p.begin(w)) };
-                    self.waiter = Some(waiter);
-                    acquired
+                    match acquired {
+                        Ok(acquired) => {
+                            self.waiter = Some(waiter);
+                            acquired
+                        }
+                        Err(refused) => {
+                            self.done = true;
+                            panic!("{refused}");
+                        }
+                    }
                 }
                 Some(waiter) => {
                     // Registers the task, or finds the wait settled already.
@@ -151,7 +159,15 @@ impl<P: Acquirable> Future for Acquire<P> {
                     }
                     // SAFETY: settled, so it may be queued again; queued by
                     // this primitive's begin (or resume) before.
-                    unsafe { waiter.queue(|w| p.resume(w)) }
+                    match unsafe { waiter.queue(|w| p.resume(w)) } {
+                        Ok(acquired) => acquired,
+                        Err(refused) => {
+                            // Not queued: nothing for the drop to cancel.
+                            self.waiter = None;
+                            self.done = true;
+                            panic!("{refused}");
+                        }
+                    }
                 }
             };
             if acquired {
@@ -494,7 +510,8 @@ impl CondvarAsync for Condvar {
             let waiter = TaskWaiter::new();
             // SAFETY: a new record, kept by the Acquire below until settled.
             // Panics (wrong lock) before anything changed: the guard unlocks.
-            unsafe { waiter.queue(|w| notified.begin(w)) };
+            unsafe { waiter.queue(|w| notified.begin(w)) }
+                .expect("a condition's wait is never refused");
             // Queued, and the lock released by the wait: the guard no longer holds it.
             core::mem::forget(guard);
             Acquire::queued(notified, waiter).await;

@@ -47,7 +47,10 @@ mod blocking;
 pub mod clock;
 mod condition;
 pub mod critical;
+pub mod deadlock;
+pub mod diagnostics;
 pub mod futex;
+pub mod lock_order;
 // Futures for async Rust over the primitives' asynchronous steps.
 #[cfg(not(loom))]
 pub mod futures;

@@ -80,6 +80,7 @@
 
 use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::{deadline_after, Instant};
+use crate::diagnostics::{self, Kind};
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 use core::sync::atomic::{AtomicBool, AtomicU32};
@@ -239,12 +240,29 @@ impl Lock {
     ///
     /// On a thread that may not block ([`crate::set_thread_may_block`]) it
     /// waits awake, in the same queue, instead of parking.
+    ///
+    /// # Panics
+    /// If deadlock detection is on ([`crate::deadlock`]) and waiting would
+    /// close a cycle; [`lock_or_deadlock`](Self::lock_or_deadlock) returns it.
     #[inline]
     pub fn lock(&self) {
-        if !self.cas(0, LOCKED) {
-            // The process-wide limit is read only here, off the fast path.
-            self.lock_slow(spin_limit(), None);
+        // The process-wide limit is read only here, off the fast path; the
+        // slow path gives up without a deadline only when refused.
+        if !self.cas(0, LOCKED) && !self.lock_slow(spin_limit(), None) {
+            crate::deadlock::refused();
         }
+        diagnostics::acquired(self.key(), Kind::Lock);
+    }
+
+    /// Acquires the lock like [`lock`](Self::lock), or, with deadlock
+    /// detection on, returns the cycle that waiting would close, holding
+    /// nothing new.
+    pub fn lock_or_deadlock(&self) -> Result<(), crate::deadlock::DeadlockError> {
+        if !self.cas(0, LOCKED) && !self.lock_slow(spin_limit(), None) {
+            return Err(crate::deadlock::take_deadlock().expect("refused by detection"));
+        }
+        diagnostics::acquired(self.key(), Kind::Lock);
+        Ok(())
     }
 
     /// [`lock`](Self::lock) with a spin limit of the caller's choosing instead
@@ -253,9 +271,10 @@ impl Lock {
     #[cfg(not(loom))]
     #[inline]
     pub(crate) fn lock_with_spin_limit(&self, spin_limit: u32) {
-        if !self.cas(0, LOCKED) {
-            self.lock_slow(spin_limit, None);
+        if !self.cas(0, LOCKED) && !self.lock_slow(spin_limit, None) {
+            crate::deadlock::refused();
         }
+        diagnostics::acquired(self.key(), Kind::Lock);
     }
 
     /// Acquires the lock like [`lock`](Self::lock), and reports whether its
@@ -286,12 +305,24 @@ impl Lock {
     /// # Safety
     /// The lock is held by a thread that will never run again.
     pub unsafe fn unlock_owner_died(&self) -> Result<(), NotLocked> {
+        diagnostics::released(self.key());
         self.release(false, OWNER_DIED)
     }
 
     /// Acquires the lock if it is free, without waiting.
     #[inline]
     pub fn try_lock(&self) -> bool {
+        let taken = self.try_take();
+        if taken {
+            diagnostics::acquired(self.key(), Kind::Lock);
+        }
+        taken
+    }
+
+    /// [`try_lock`](Self::try_lock) unseen by the diagnostics: for the paths
+    /// that report the acquisition themselves.
+    #[inline]
+    fn try_take(&self) -> bool {
         let mut state = self.state.load(Ordering::Relaxed);
         loop {
             if state & LOCKED != 0 {
@@ -311,13 +342,21 @@ impl Lock {
 
     /// Acquires the lock, waiting at most `timeout`. Returns whether it did.
     pub fn try_lock_for(&self, timeout: Duration) -> bool {
-        self.try_lock() || self.lock_slow(spin_limit(), deadline_after(timeout))
+        self.try_lock_until_option(deadline_after(timeout))
     }
 
     /// Acquires the lock, waiting until `deadline` at the latest (a
     /// [`Instant`], or a `std::time::Instant`). Returns whether it did.
     pub fn try_lock_until(&self, deadline: impl Into<Instant>) -> bool {
-        self.try_lock() || self.lock_slow(spin_limit(), Some(deadline.into()))
+        self.try_lock_until_option(Some(deadline.into()))
+    }
+
+    fn try_lock_until_option(&self, deadline: Option<Instant>) -> bool {
+        let taken = self.try_take() || self.lock_slow(spin_limit(), deadline);
+        if taken {
+            diagnostics::acquired(self.key(), Kind::Lock);
+        }
+        taken
     }
 
     /// Releases the lock. If threads are parked, wakes the oldest; it
@@ -332,6 +371,7 @@ impl Lock {
         // (xchg against lock cmpxchg). It releases whatever the byte held, so
         // anything but a plain `LOCKED` (or `LOCKED | OWNER_DIED`, which every
         // unlock clears) is put right after the fact.
+        diagnostics::released(self.key());
         let prev = self.state.swap(0, Ordering::Release);
         if prev & (LOCKED | PARKED) != LOCKED {
             self.unlock_after_swap(prev);
@@ -379,6 +419,7 @@ impl Lock {
     /// # Panics
     /// If the lock is not locked.
     pub fn unlock_fair(&self) {
+        diagnostics::released(self.key());
         if !self.release_alone() {
             self.unlock_slow_or_panic(true);
         }
@@ -394,6 +435,7 @@ impl Lock {
         // set up and torn down on every call when this was one function).
         // Not a swap as in `unlock`: a byte that is not locked must not be
         // touched, even for a moment.
+        diagnostics::released(self.key());
         if self.release_alone() {
             return Ok(());
         }
@@ -405,6 +447,7 @@ impl Lock {
     #[inline]
     pub fn checked_unlock_fair(&self) -> Result<(), NotLocked> {
         // With nobody queued there is nobody to hand the lock to.
+        diagnostics::released(self.key());
         if self.release_alone() {
             return Ok(());
         }
@@ -453,7 +496,7 @@ impl Lock {
     /// attempt ends (acquired, or cancelled).
     pub unsafe fn lock_async_begin(&self, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { acquire::queue_async(self, false, waiter) }
+        self.took_async(unsafe { acquire::queue_async(self, false, waiter) })
     }
 
     /// Step 2, after the waiter's word turned 0 (or a wakeup that may be
@@ -464,7 +507,7 @@ impl Lock {
     /// `waiter` is the one queued by `lock_async_begin` on this lock.
     pub unsafe fn lock_async_resume(&self, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { acquire::resume_async(self, waiter) }
+        self.took_async(unsafe { acquire::resume_async(self, waiter) })
     }
 
     /// Gives up an asynchronous attempt (a timeout, a cancellation). Returns
@@ -476,12 +519,26 @@ impl Lock {
     /// attempt has not ended.
     pub unsafe fn lock_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { acquire::cancel_async(self, waiter) }
+        self.took_async(unsafe { acquire::cancel_async(self, waiter) })
+    }
+
+    /// Reports an async step's acquisition to the diagnostics.
+    #[inline]
+    fn took_async(&self, taken: bool) -> bool {
+        if taken {
+            diagnostics::acquired(self.key(), Kind::Lock);
+        }
+        taken
     }
 
     #[inline]
     fn key(&self) -> usize {
         self as *const Lock as usize
+    }
+
+    /// A condition waiter moved here was handed the lock: report it.
+    pub(crate) fn handed_to_me(&self) {
+        diagnostics::acquired(self.key(), Kind::Lock);
     }
 
     /// What a waiter on this lock owes the others if it is reaped (also a
@@ -491,6 +548,7 @@ impl Lock {
             abandon: &LOCK_ABANDON,
             object: (self as *const Lock).cast(),
             with: core::ptr::null(),
+            kind: Kind::Lock,
         }
     }
 
@@ -649,6 +707,7 @@ unsafe impl AcquireState for Lock {
     type Round = bool;
     // A woken thread clears its `WAKING` mark before its debt ends.
     const SETTLE_LATER: bool = true;
+    const KIND: Kind = Kind::Lock;
 
     #[inline]
     fn look(&self, carrying: bool) -> Look<u8> {
@@ -715,7 +774,7 @@ unsafe impl AcquireState for Lock {
     }
 
     fn cancelled_after_wake(&self, _: bool, token: UnparkToken) -> bool {
-        token == TOKEN_HANDOFF || self.try_lock()
+        token == TOKEN_HANDOFF || self.try_take()
     }
 }
 

@@ -318,7 +318,7 @@ unsafe impl AcquireState for Once {
 
     // A reaped waiter owes nobody anything: every waiter is woken at once.
     fn debt(&self, _: ()) -> Owed {
-        Owed::NOTHING
+        Owed::nothing(crate::diagnostics::Kind::Once)
     }
 
     fn woken(&self, _: (), _: UnparkToken, _: bool) -> Next<()> {

@@ -37,6 +37,7 @@
 
 use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::{deadline_after, Instant};
+use crate::diagnostics::Kind;
 use crate::lock::spin_limit;
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, UnparkToken};
 use crate::sync::{AtomicU32, Ordering};
@@ -220,6 +221,7 @@ impl Semaphore {
             },
             object: (self as *const Semaphore).cast(),
             with: core::ptr::null(),
+            kind: Kind::Semaphore,
         }
     }
 

@@ -578,10 +578,10 @@ fn task_waiter_is_woken_by_the_unlock_it_waits_for() {
             let waker = std::task::Waker::from(flag.clone());
             let cx = std::task::Context::from_waker(&waker);
             let w = TaskWaiter::new();
-            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) };
+            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) }.unwrap();
             while !held {
                 if w.settled(&cx) {
-                    held = unsafe { w.queue(|a| l2.lock_async_resume(a)) };
+                    held = unsafe { w.queue(|a| l2.lock_async_resume(a)) }.unwrap();
                 } else {
                     // Pending: only the promised wake moves us on.
                     flag.wait();
@@ -617,7 +617,7 @@ fn task_waiter_cancel_against_a_fair_unlock() {
             let waker = std::task::Waker::from(flag);
             let cx = std::task::Context::from_waker(&waker);
             let w = TaskWaiter::new();
-            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) };
+            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) }.unwrap();
             if !held {
                 held = unsafe { l2.lock_async_cancel(w.waiter()) };
                 while !w.settled(&cx) {
@@ -1346,4 +1346,46 @@ mod heap_models {
             popper.join().unwrap();
         });
     }
+}
+
+/// Deadlock detection against the waits it judges: two threads each hold
+/// one lock and ask for the other's. Whatever the interleaving, the graph's
+/// edge and the park are ordered so that the second to ask sees the first
+/// waiting: never both refused, and never both asleep (loom would report
+/// the hang).
+#[test]
+fn deadlock_detection_refuses_the_wait_that_closes_a_cycle() {
+    // Counted across executions (plain atomics, outside the model): the
+    // model must reach the cycle, not only the runs where the threads miss
+    // each other.
+    static REFUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    model(|| {
+        parklot::deadlock::set_enabled(true);
+        let a = Arc::new(Lock::new());
+        let b = Arc::new(Lock::new());
+        let ask = |mine: Arc<Lock>, other: Arc<Lock>| {
+            thread::spawn(move || {
+                mine.lock();
+                let refused = other.lock_or_deadlock().is_err();
+                if !refused {
+                    other.unlock();
+                }
+                mine.unlock();
+                refused
+            })
+        };
+        let t1 = ask(a.clone(), b.clone());
+        let t2 = ask(b, a);
+        let (r1, r2) = (t1.join().unwrap(), t2.join().unwrap());
+        assert!(!(r1 && r2), "both refused: one of them was not in a cycle");
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if r1 || r2 {
+            REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let refused = REFUSED.load(std::sync::atomic::Ordering::Relaxed);
+    let runs = RUNS.load(std::sync::atomic::Ordering::Relaxed);
+    println!("{refused} of {runs} executions closed the cycle");
+    assert!(refused > 0 && refused < runs);
 }

@@ -105,7 +105,7 @@ pub unsafe fn park_async_owing(
     // and the record is in no queue.
     waiter.data.token_pending.store(false, Ordering::Relaxed);
     // SAFETY: forwarded from the caller.
-    unsafe { enqueue(key, validate, &waiter.data, owed, Waits::Async) }
+    unsafe { enqueue(key, validate, &waiter.data, owed, Waits::Async, None) }
 }
 
 /// Gives up an asynchronous wait: takes `waiter` out of `key`'s queue and runs

@@ -19,6 +19,7 @@
 //! - `reap`: taking the records of a thread that is gone out of the queues.
 //! - `cancel`: cancelling every wait on an address range (what an engine
 //!   calls when it frees a buffer).
+//! - `walk`: reading every queue, for the diagnostics' snapshot.
 //! - `requeue`: waking some waiters of one address and moving the rest
 //!   onto another's queue ([`unpark_requeue`]).
 //!
@@ -38,6 +39,7 @@ mod requeue;
 mod table;
 mod task;
 mod waker;
+mod walk;
 
 use crate::clock::Instant;
 use crate::sync::Ordering;
@@ -53,6 +55,7 @@ pub use requeue::{unpark_requeue, waiting_with, Queued, Requeue};
 pub use table::{stats, Stats};
 pub use task::TaskWaiter;
 pub use waker::{park_with_waker, WaitOutcome, Waker, WakerWait};
+pub use walk::{queued, queued_on, QueuedRecord};
 
 /// A value an unparker hands to the thread it wakes (for example "you now own
 /// the lock").
@@ -277,7 +280,7 @@ unsafe fn park_inner(
         } else {
             Waits::Thread
         };
-        if !unsafe { enqueue(key, validate, me, owed, waits) } {
+        if !unsafe { enqueue(key, validate, me, owed, waits, deadline) } {
             return ParkResult::Invalid;
         }
         before_sleep();
@@ -309,7 +312,10 @@ unsafe fn enqueue(
     me: &ThreadData,
     owed: Owed,
     waits: Waits,
+    deadline: Option<Instant>,
 ) -> bool {
+    // Read before the queue lock: a clock may be a call into the embedder.
+    let since = now_ns();
     let bucket = lock_bucket(key);
     // Count in, then validate: the parker's half of the handshake with
     // `may_have_waiters`. Our read-modify-write and an unparker's are ordered
@@ -324,6 +330,9 @@ unsafe fn enqueue(
             me.queued_on.store(key, Ordering::Relaxed);
             me.owed.set(owed);
             me.waits.set(waits);
+            me.since_ns.set(since);
+            me.deadline_ns
+                .set(deadline.map_or(u64::MAX, Instant::as_nanos));
             me.parker.prepare_park();
             bucket.push(me);
         } else {

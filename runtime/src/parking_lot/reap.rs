@@ -66,6 +66,8 @@ pub unsafe fn abandon_thread(record: ThreadRecord) {
     // SAFETY: per our contract the record is live and its owner gone.
     unsafe { abandon(&*record.0) };
     globals().threads.fetch_sub(1, Ordering::Relaxed);
+    // SAFETY: as above; `thread` is never written after the record is made.
+    crate::diagnostics::thread_gone(unsafe { (*record.0).thread });
 }
 
 /// Reaps an async record whose owner is gone (see the module docs). The
@@ -75,7 +77,10 @@ pub unsafe fn abandon_thread(record: ThreadRecord) {
 /// Nobody will poll, cancel or re-queue `waiter` any more.
 pub unsafe fn abandon_async(waiter: &AsyncWaiter) {
     // SAFETY: per our contract nobody else acts on the record.
-    unsafe { abandon(&waiter.data) }
+    unsafe { abandon(&waiter.data) };
+    if crate::diagnostics::tracking() {
+        crate::diagnostics::wait_ended(waiter as *const AsyncWaiter as usize);
+    }
 }
 
 /// # Safety
@@ -134,6 +139,7 @@ mod tests {
                 abandon: &COUNTING,
                 object: core::ptr::null(),
                 with: core::ptr::null(),
+                kind: crate::diagnostics::Kind::Unknown,
             };
             to_main.send(Some(record)).unwrap();
             // SAFETY: the callbacks do nothing.
@@ -190,6 +196,7 @@ mod tests {
                 abandon: &COUNTING_ASYNC,
                 object: core::ptr::null(),
                 with: core::ptr::null(),
+                kind: crate::diagnostics::Kind::Unknown,
             };
             assert!(park_async_owing(key, || true, &waiter, owed));
             assert_eq!(cancel_async(key, &waiter, |_, _| {}), ParkResult::TimedOut);

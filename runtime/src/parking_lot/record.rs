@@ -4,6 +4,7 @@
 
 use super::table::{globals, grow_table};
 use super::UnparkToken;
+use crate::diagnostics::Kind;
 use crate::sync::{thread_local, AtomicBool, AtomicUsize, LockedCell, Ordering};
 use crate::sys::Parker;
 use core::ptr;
@@ -40,6 +41,8 @@ pub struct Owed {
     pub object: *const (),
     /// What the wait goes with (a condition waiter's lock), or null.
     pub with: *const (),
+    /// What the wait is for, as the diagnostics' snapshot shows it.
+    pub kind: Kind,
 }
 
 impl Owed {
@@ -53,7 +56,16 @@ impl Owed {
         },
         object: ptr::null(),
         with: ptr::null(),
+        kind: Kind::Unknown,
     };
+
+    /// Nothing owed, for a wait of `kind`.
+    pub const fn nothing(kind: Kind) -> Owed {
+        Owed {
+            kind,
+            ..Owed::NOTHING
+        }
+    }
 }
 
 /// Who waits on a record: what an unpark tells its caller about the woken
@@ -105,6 +117,14 @@ pub(crate) struct ThreadData {
     /// Who waits on the record's current wait. Set when the record is
     /// queued; guarded by the bucket lock.
     pub(super) waits: LockedCell<Waits>,
+    /// The thread that made the record ([`crate::diagnostics::thread_id`]):
+    /// the waiting thread, or the async record's owner. Never changed.
+    pub(super) thread: u64,
+    /// When the record was queued and when its wait gives up (`u64::MAX`:
+    /// never), in the runtime clock's nanoseconds, for the diagnostics'
+    /// snapshot. Set when the record is queued; guarded by the bucket lock.
+    pub(super) since_ns: LockedCell<u64>,
+    pub(super) deadline_ns: LockedCell<u64>,
 }
 
 impl ThreadData {
@@ -121,6 +141,9 @@ impl ThreadData {
             token_pending: AtomicBool::new(false),
             waker_record: LockedCell::new(ptr::null()),
             waits: LockedCell::new(Waits::Thread),
+            thread: crate::diagnostics::thread_id(),
+            since_ns: LockedCell::new(0),
+            deadline_ns: LockedCell::new(u64::MAX),
         }
     }
 

@@ -427,6 +427,12 @@ pub(super) fn current_table() -> &'static Table {
     }
 }
 
+/// Whether `table` is the current table. Relaxed, as in [`lock_bucket`]:
+/// asked with one of its buckets locked, which a replacement must take.
+pub(super) fn is_current(table: &Table) -> bool {
+    ptr::eq(globals().table.load(Ordering::Relaxed), table)
+}
+
 /// Locks the bucket that holds `key`'s queue in the current table.
 pub(super) fn lock_bucket(key: usize) -> &'static Bucket {
     loop {

@@ -86,23 +86,37 @@ impl TaskWaiter {
     /// queued (the primitive was acquired, or its wait needs none). Returns
     /// what `queue` returned; when it is `false`, the record is queued and
     /// will be settled: poll [`settled`](Self::settled) before the next step.
+    /// `Err` if deadlock detection refused the wait ([`crate::deadlock`]):
+    /// the record is not queued.
     ///
     /// # Safety
     /// The record is new, or its last wait is settled (`settled` read true);
     /// `queue` as the primitive's own contract asks.
-    pub unsafe fn queue(&self, queue: impl FnOnce(&AsyncWaiter) -> bool) -> bool {
+    pub unsafe fn queue(
+        &self,
+        queue: impl FnOnce(&AsyncWaiter) -> bool,
+    ) -> Result<bool, crate::deadlock::DeadlockError> {
         let record: *const Record = Arc::as_ptr(&self.0);
         self.0.settled.store(false, Ordering::Relaxed);
         // SAFETY: `record` is alive (we hold a reference); this is the queue's
         // reference, released by the call back, or below if nothing queued.
         unsafe { Arc::increment_strong_count(record) };
         let done = queue(&self.0.waiter);
+        if !done {
+            if let Some(refused) = crate::acquire::async_refused() {
+                // Refused by deadlock detection: not queued, so the queue's
+                // reference is ours to drop, as below.
+                // SAFETY: as below.
+                unsafe { Arc::decrement_strong_count(record) };
+                return Err(refused);
+            }
+        }
         if done {
             // SAFETY: not queued, so nobody settles: the queue's reference is
             // still ours, and not the last (`self` holds one).
             unsafe { Arc::decrement_strong_count(record) };
         }
-        done
+        Ok(done)
     }
 
     /// Whether the record's last wait is settled (woken or cancelled; the
@@ -184,7 +198,7 @@ mod tests {
         let cx = Context::from_waker(&waker);
         let w = TaskWaiter::new();
         // SAFETY: a new record; validate is a constant.
-        assert!(!unsafe { w.queue(|a| !park_async(key, || true, a)) });
+        assert!(!unsafe { w.queue(|a| !park_async(key, || true, a)) }.unwrap());
         assert!(!w.settled(&cx));
         assert_eq!(parked_count(key), 1);
         // SAFETY: no validate or callback of ours touches anything.
@@ -194,7 +208,7 @@ mod tests {
         assert_eq!(w.waiter().poll(), Some(7));
         // Queued again once settled, and cancelled: settled, woken, not counted.
         // SAFETY: settled above.
-        assert!(!unsafe { w.queue(|a| !park_async(key, || true, a)) });
+        assert!(!unsafe { w.queue(|a| !park_async(key, || true, a)) }.unwrap());
         assert!(!w.settled(&cx));
         // SAFETY: queued on `key` just above.
         assert_eq!(
@@ -214,7 +228,7 @@ mod tests {
         let w = TaskWaiter::new();
         let weak = Arc::downgrade(&w.0);
         // SAFETY: a new record; validate is a constant.
-        assert!(!unsafe { w.queue(|a| !park_async(key, || true, a)) });
+        assert!(!unsafe { w.queue(|a| !park_async(key, || true, a)) }.unwrap());
         drop(w); // still queued: the queue's reference keeps it
         assert!(weak.upgrade().is_some());
         // SAFETY: no callback of ours touches anything.

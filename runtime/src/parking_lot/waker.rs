@@ -30,6 +30,7 @@
 
 use super::record::{Owed, ThreadData, Waits};
 use super::{enqueue, leave_queue, ParkResult, UnparkToken};
+use crate::diagnostics::Kind;
 use crate::sync::{AtomicBool, Ordering};
 use core::cell::UnsafeCell;
 use std::sync::Arc;
@@ -117,7 +118,14 @@ pub unsafe fn park_with_waker(
     // is not queued; `validate` per our contract.
     if unsafe {
         record.data.waker_record.set(queued.cast());
-        enqueue(key, validate, &record.data, Owed::NOTHING, Waits::Async)
+        enqueue(
+            key,
+            validate,
+            &record.data,
+            Owed::nothing(Kind::Futex),
+            Waits::Async,
+            None,
+        )
     } {
         Some(WakerWait(record))
     } else {

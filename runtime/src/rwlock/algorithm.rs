@@ -24,6 +24,7 @@ impl RawRwLock {
             abandon: class.abandon(),
             object: (self as *const RawRwLock).cast(),
             with: core::ptr::null(),
+            kind: class.kind(),
         }
     }
 

@@ -21,6 +21,16 @@ pub(super) enum Class {
 }
 
 impl Class {
+    /// What its waits are, for the diagnostics.
+    pub(super) fn kind(self) -> crate::diagnostics::Kind {
+        use crate::diagnostics::Kind;
+        match self {
+            Class::Reader | Class::RecursiveReader => Kind::RwLockRead,
+            Class::Writer => Kind::RwLockWrite,
+            Class::Upgrade | Class::Upgradable => Kind::RwLockUpgradable,
+        }
+    }
+
     /// Its parked bit.
     #[inline]
     pub(super) fn parked(self) -> u32 {
