@@ -43,11 +43,14 @@ pub(crate) fn wait(
         return WaitResult::NotEqual;
     };
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+    let lock_outcome = || {
+        signal
+            .outcome
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    };
     let mut given_up = false;
-    let mut outcome = signal
-        .outcome
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut outcome = lock_outcome();
     loop {
         match *outcome {
             Some(WaitOutcome::Woken(_)) => return WaitResult::Ok,
@@ -55,36 +58,32 @@ pub(crate) fn wait(
             None => {}
         }
         let now = Instant::now();
-        if !given_up && deadline.is_some_and(|d| now >= d) {
-            // Unlocked: the waker runs on this thread if expire wins.
-            drop(outcome);
-            given_up = true;
+        let expired = !given_up && deadline.is_some_and(|d| now >= d);
+        if !expired {
+            // After giving up, a racing notify's waker is about to run: wait for it.
+            let slice = match deadline {
+                Some(d) if !given_up => SLICE.min(d - now),
+                _ => SLICE,
+            };
+            outcome = signal
+                .woken
+                .wait_timeout(outcome, slice)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            if outcome.is_some() || given_up || !stopping(env) {
+                continue;
+            }
+        }
+        // Giving up (the deadline passed, or the environment is stopping),
+        // unlocked: the waker runs on this thread if the expiry or cancel wins.
+        drop(outcome);
+        given_up = true;
+        if expired {
             wait.expire();
-            outcome = signal
-                .outcome
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            continue;
-        }
-        // After giving up, a racing notify's waker is about to run: wait for it.
-        let slice = match deadline {
-            Some(d) if !given_up => SLICE.min(d - now),
-            _ => SLICE,
-        };
-        outcome = signal
-            .woken
-            .wait_timeout(outcome, slice)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
-        if outcome.is_none() && !given_up && stopping(env) {
-            drop(outcome);
-            given_up = true;
+        } else {
             wait.cancel();
-            outcome = signal
-                .outcome
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
         }
+        outcome = lock_outcome();
     }
 }
 

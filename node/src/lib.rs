@@ -20,6 +20,7 @@ mod view;
 use napi::{Env, Error, JsValue, Result, Status, Unknown};
 use napi_derive::napi;
 use parklot::futex::{self, NOTIFY_ALL};
+use parklot::parking_lot::{Waker, WakerWait};
 use std::time::Duration;
 use view::{element, Element};
 
@@ -38,18 +39,40 @@ fn wait_code(r: futex::WaitResult) -> u32 {
     r as u32
 }
 
+/// The value a wait compares with, of the kind of element it is for.
+enum Expected {
+    I32(i32),
+    I64(i64),
+}
+
+/// Element `index` of `view`, if its kind is `expected`'s, as the way to
+/// queue a wait on it, handed to `wait` (which blocks or goes async).
+fn waiting<R>(
+    env: &Env,
+    view: &Unknown,
+    index: f64,
+    expected: Expected,
+    wait: impl FnOnce(&mut dyn FnMut(Waker) -> Option<WakerWait>) -> Result<R>,
+) -> Result<R> {
+    match (element(env, view, index)?, expected) {
+        (Element::I32(a), Expected::I32(v)) => wait(&mut |w| futex::wait32_with_waker(a, v, w)),
+        (Element::I64(a), Expected::I64(v)) => wait(&mut |w| futex::wait64_with_waker(a, v, w)),
+        _ => Err(wrong_kind()),
+    }
+}
+
+/// A blocking wait, counted as queued (see `queued`) while it lasts.
+fn wait_blocking(env: &Env, view: &Unknown, index: f64, value: Expected, ms: f64) -> Result<u32> {
+    waiting(env, view, index, value, |queue| {
+        let _counted = queued::Counted::new();
+        Ok(wait_code(blocking::wait(env, timeout(ms), queue)))
+    })
+}
+
 /// Blocking wait on element `index` of an Int32Array: 0 ok, 1 not-equal, 2 timed-out.
 #[napi(js_name = "wait32")]
 pub fn wait32(env: Env, view: Unknown, index: f64, value: i32, timeout_ms: f64) -> Result<u32> {
-    match element(&env, &view, index)? {
-        Element::I32(a) => {
-            let _counted = queued::Counted::new();
-            Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
-                futex::wait32_with_waker(a, value, w)
-            })))
-        }
-        Element::I64(_) => Err(wrong_kind()),
-    }
+    wait_blocking(&env, &view, index, Expected::I32(value), timeout_ms)
 }
 
 /// Blocking wait on element `index` of a BigInt64Array (value as two halves).
@@ -62,16 +85,8 @@ pub fn wait64(
     low: u32,
     timeout_ms: f64,
 ) -> Result<u32> {
-    let value = join(high, low);
-    match element(&env, &view, index)? {
-        Element::I64(a) => {
-            let _counted = queued::Counted::new();
-            Ok(wait_code(blocking::wait(&env, timeout(timeout_ms), |w| {
-                futex::wait64_with_waker(a, value, w)
-            })))
-        }
-        Element::I32(_) => Err(wrong_kind()),
-    }
+    let value = Expected::I64(join(high, low));
+    wait_blocking(&env, &view, index, value, timeout_ms)
 }
 
 /// The address of element 0 of `view` (an Int32Array or BigInt64Array of
@@ -121,12 +136,9 @@ pub fn wait_async32(
     value: i32,
     settle: Unknown,
 ) -> Result<u32> {
-    match element(&env, &view, index)? {
-        Element::I32(a) => event_loop::queue(&env, settle.raw(), |w| {
-            futex::wait32_with_waker(a, value, w)
-        }),
-        Element::I64(_) => Err(wrong_kind()),
-    }
+    waiting(&env, &view, index, Expected::I32(value), |queue| {
+        event_loop::queue(&env, settle.raw(), queue)
+    })
 }
 
 /// [`wait_async32`] on a BigInt64Array (value as two halves).
@@ -139,13 +151,10 @@ pub fn wait_async64(
     low: u32,
     settle: Unknown,
 ) -> Result<u32> {
-    let value = join(high, low);
-    match element(&env, &view, index)? {
-        Element::I64(a) => event_loop::queue(&env, settle.raw(), |w| {
-            futex::wait64_with_waker(a, value, w)
-        }),
-        Element::I32(_) => Err(wrong_kind()),
-    }
+    let value = Expected::I64(join(high, low));
+    waiting(&env, &view, index, value, |queue| {
+        event_loop::queue(&env, settle.raw(), queue)
+    })
 }
 
 /// The JS timer of pending `waitAsync` `id` (of this thread) fired: ends it

@@ -550,20 +550,29 @@ mod tests {
         });
     }
 
+    /// Queues `w` and then a blocked thread at `b` (of more than two parties),
+    /// runs `break_it`, which breaks the barrier, and checks that the blocked
+    /// thread was told so.
+    fn broken_while_waited(b: &Barrier, w: &AsyncWaiter, break_it: impl FnOnce()) {
+        // SAFETY (test): `w` outlives its wait, which the caller ends.
+        assert_eq!(unsafe { b.wait_async_begin(w) }, None);
+        std::thread::scope(|s| {
+            let blocked = s.spawn(|| b.wait_checked());
+            until_queued(b, 2);
+            break_it();
+            assert_eq!(blocked.join().unwrap(), Err(BarrierError::Broken));
+        });
+    }
+
     #[test]
     fn a_timeout_breaks_the_barrier_for_blocking_and_async_waiters() {
         let b = Barrier::new(4);
         let w = AsyncWaiter::new();
-        // SAFETY (test): `w` outlives its wait, which ends below.
-        assert_eq!(unsafe { b.wait_async_begin(&w) }, None);
-        std::thread::scope(|s| {
-            let blocked = s.spawn(|| b.wait_checked());
-            until_queued(&b, 2);
+        broken_while_waited(&b, &w, || {
             assert_eq!(
                 b.wait_for(Duration::from_millis(10)),
                 Err(BarrierError::TimedOut)
             );
-            assert_eq!(blocked.join().unwrap(), Err(BarrierError::Broken));
         });
         assert_eq!(
             unsafe { b.wait_async_resume(&w) },
@@ -599,15 +608,8 @@ mod tests {
     fn a_reaped_waiter_breaks_the_barrier() {
         let b = Barrier::new(3);
         let w = AsyncWaiter::new();
-        // SAFETY (test): `w` outlives its wait; its "owner" stops using it
-        // before it is reaped.
-        assert_eq!(unsafe { b.wait_async_begin(&w) }, None);
-        std::thread::scope(|s| {
-            let blocked = s.spawn(|| b.wait_checked());
-            until_queued(&b, 2);
-            unsafe { parking_lot::abandon_async(&w) };
-            assert_eq!(blocked.join().unwrap(), Err(BarrierError::Broken));
-        });
+        // SAFETY (test): `w`'s "owner" stops using it before it is reaped.
+        broken_while_waited(&b, &w, || unsafe { parking_lot::abandon_async(&w) });
         assert!(b.is_broken());
         assert_eq!(parking_lot::parked_count(b.key()), 0);
     }

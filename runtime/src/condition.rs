@@ -48,6 +48,7 @@ use crate::clock::deadline_after;
 use crate::clock::Instant;
 use crate::diagnostics::Kind;
 use crate::lock::Lock;
+use crate::macros::{default_and_debug, message_error};
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, ParkResult, Requeue, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 #[cfg(not(loom))]
@@ -112,15 +113,10 @@ fn owed_condition<'a>(object: *const ()) -> &'a Condition {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct WrongLock;
 
-impl core::fmt::Display for WrongLock {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(
-            "this condition is being waited on with another lock: every waiter of a condition must use the same lock",
-        )
-    }
-}
-
-impl std::error::Error for WrongLock {}
+message_error!(
+    WrongLock,
+    "this condition is being waited on with another lock: every waiter of a condition must use the same lock"
+);
 
 /// A one-byte condition variable. `wait` returns only after a notify (or,
 /// for the timed forms, a timeout); notifies with nobody waiting cost one load.
@@ -337,6 +333,11 @@ impl Condition {
         matches!(result, ParkResult::Unparked(_))
     }
 
+    /// Whether waiters may be queued (for `Debug`).
+    fn is_waited_on(&self) -> bool {
+        self.has_waiters.load(Ordering::Relaxed) != 0
+    }
+
     /// Wakes the oldest waiter. Returns whether there was one.
     #[inline]
     pub fn notify_one(&self) -> bool {
@@ -472,22 +473,9 @@ impl Condition {
     }
 }
 
-impl Default for Condition {
-    fn default() -> Self {
-        Condition::new()
-    }
-}
-
-impl core::fmt::Debug for Condition {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Condition")
-            .field(
-                "has_waiters",
-                &(self.has_waiters.load(Ordering::Relaxed) != 0),
-            )
-            .finish()
-    }
-}
+default_and_debug!(Condition {
+    "has_waiters": is_waited_on
+});
 
 #[cfg(not(loom))]
 mod lock_api_impls {

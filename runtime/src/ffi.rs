@@ -3,7 +3,7 @@
 //! into the crate's static library. Pointers are checked for null and
 //! alignment; a bad one gets `PARKLOT_EINVAL` and touches nothing.
 
-use crate::futex::{self, WaitResult};
+use crate::futex::{self, WaitResult, Word};
 use crate::{Condition, Lock};
 use core::time::Duration;
 use std::sync::atomic::{AtomicI32, AtomicI64};
@@ -196,14 +196,8 @@ fn wait_code(r: WaitResult) -> i32 {
 /// `addr` is null, misaligned, or points at a live int32 accessed only atomically.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_wait32(addr: *const i32, expected: i32, timeout_ns: i64) -> i32 {
-    // The atomic's alignment, not the integer's: from_ptr requires it, and on
-    // some targets it is the larger of the two.
-    if addr.is_null() || !addr.cast::<AtomicI32>().is_aligned() {
-        return PARKLOT_EINVAL;
-    }
-    // SAFETY: non-null and aligned (checked); live and atomic by the caller's contract.
-    let atomic = unsafe { AtomicI32::from_ptr(addr as *mut i32) };
-    wait_code(futex::wait32(atomic, expected, timeout_from_ns(timeout_ns)))
+    // SAFETY: forwarded from the caller.
+    unsafe { wait_at::<AtomicI32>(addr, expected, timeout_ns) }
 }
 
 /// `Atomics.wait` on a 64-bit word; results as `parklot_wait32` (8-byte alignment).
@@ -212,13 +206,19 @@ pub unsafe extern "C" fn parklot_wait32(addr: *const i32, expected: i32, timeout
 /// As for `parklot_wait32`.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_wait64(addr: *const i64, expected: i64, timeout_ns: i64) -> i32 {
-    // As in parklot_wait32: i686 aligns i64 to 4 but AtomicI64 to 8.
-    if addr.is_null() || !addr.cast::<AtomicI64>().is_aligned() {
-        return PARKLOT_EINVAL;
-    }
-    // SAFETY: as in parklot_wait32.
-    let atomic = unsafe { AtomicI64::from_ptr(addr as *mut i64) };
-    wait_code(futex::wait64(atomic, expected, timeout_from_ns(timeout_ns)))
+    // SAFETY: forwarded from the caller.
+    unsafe { wait_at::<AtomicI64>(addr, expected, timeout_ns) }
+}
+
+/// `parklot_wait32` and `parklot_wait64`.
+///
+/// # Safety
+/// As for `parklot_wait32`.
+unsafe fn wait_at<A: Word>(addr: *const A::Value, expected: A::Value, timeout_ns: i64) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { A::at(addr) }.map_or(PARKLOT_EINVAL, |atomic| {
+        wait_code(futex::wait(atomic, expected, timeout_from_ns(timeout_ns)))
+    })
 }
 
 /// `Atomics.notify`: wakes up to `count` waiters on `addr`, oldest first
@@ -246,6 +246,21 @@ pub(crate) unsafe fn aligned_ref<'a, T>(p: *const T) -> Option<&'a T> {
     unsafe { p.as_ref() }
 }
 
+/// Writes a new object (`make`'s) at `p`: 0, or `PARKLOT_EINVAL` for a null
+/// or misaligned `p` or arguments that are not `valid` (nothing written).
+///
+/// # Safety
+/// `p` is null, misaligned, or points at writable memory for a `T` that no
+/// thread uses yet.
+unsafe fn init<T>(p: *mut T, valid: bool, make: impl FnOnce() -> T) -> i32 {
+    if p.is_null() || !p.is_aligned() || !valid {
+        return PARKLOT_EINVAL;
+    }
+    // SAFETY: non-null, aligned, writable and unused (caller's contract).
+    unsafe { p.write(make()) };
+    0
+}
+
 /// Turns a relative timeout (negative: forever, 0: one try) and the three
 /// ways to take something (wait without end, try now, wait at most a
 /// `Duration`) into the C result: 1 taken, 0 timed out.
@@ -264,21 +279,55 @@ fn timed(
     }
 }
 
-/// [`timed`] on a reader-writer lock: `PARKLOT_EINVAL` for a bad pointer.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-unsafe fn rwlock_timed(
-    lock: *const RawRwLock,
-    timeout_ns: i64,
-    forever: fn(&RawRwLock),
-    now: fn(&RawRwLock) -> bool,
-    within: fn(&RawRwLock, Duration) -> bool,
-) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        timed(timeout_ns, || forever(l), || now(l), |t| within(l, t))
-    })
+/// The C functions of each way to hold a reader-writer lock (read, write,
+/// upgradable read): take it (0 or `PARKLOT_EINVAL`), try it with a relative
+/// timeout ([`timed`]'s 1 or 0, or `PARKLOT_EINVAL`), release it (0,
+/// `PARKLOT_ENOTLOCKED` or `PARKLOT_EINVAL`), over the `RawRwLock` methods
+/// named. `lock` is null, misaligned, or points at a live, initialised
+/// `parklot_rwlock_t` (each function's safety contract).
+macro_rules! rwlock_hold {
+    ($(
+        $(#[$doc:meta])* $what:literal: $take:ident, $try_for:ident, $release:ident
+            = $lock:ident, $now:ident, $within:ident, $unlock:ident;
+    )*) => {$(
+        $(#[$doc])*
+        #[doc = " Returns 0 or `PARKLOT_EINVAL`."]
+        ///
+        /// # Safety
+        /// `lock` is null, misaligned, or points at a live, initialised `parklot_rwlock_t`.
+        #[no_mangle]
+        pub unsafe extern "C" fn $take(lock: *const RawRwLock) -> i32 {
+            // SAFETY: forwarded from the caller.
+            unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+                l.$lock();
+                0
+            })
+        }
+
+        #[doc = concat!("Takes ", $what, ", waiting at most `timeout_ns` (0: do not wait;")]
+        /// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
+        ///
+        /// # Safety
+        /// As for `parklot_rwlock_read`.
+        #[no_mangle]
+        pub unsafe extern "C" fn $try_for(lock: *const RawRwLock, timeout_ns: i64) -> i32 {
+            // SAFETY: forwarded from the caller.
+            unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+                timed(timeout_ns, || l.$lock(), || l.$now(), |t| l.$within(t))
+            })
+        }
+
+        #[doc = concat!("Releases ", $what, ". Returns 0, `PARKLOT_ENOTLOCKED` (not held by")]
+        /// anyone; nothing changed) or `PARKLOT_EINVAL`.
+        ///
+        /// # Safety
+        /// As for `parklot_rwlock_read`.
+        #[no_mangle]
+        pub unsafe extern "C" fn $release(lock: *const RawRwLock) -> i32 {
+            // SAFETY: forwarded from the caller.
+            unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.$unlock()))
+        }
+    )*};
 }
 
 /// A checked release as the C result: 0, or `PARKLOT_ENOTLOCKED` (nothing changed).
@@ -294,109 +343,27 @@ fn released(r: Result<(), crate::NotLocked>) -> i32 {
 /// `parklot_rwlock_t` that no thread uses yet.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_rwlock_init(lock: *mut RawRwLock, prefer_writers: i32) -> i32 {
-    if lock.is_null() || !lock.is_aligned() {
-        return PARKLOT_EINVAL;
-    }
     let policy = if prefer_writers != 0 {
         RwLockPolicy::PreferWriters
     } else {
         RwLockPolicy::PreferReaders
     };
-    // SAFETY: non-null, aligned, writable and unused (caller's contract).
-    unsafe { lock.write(RawRwLock::with_policy(policy)) };
-    0
+    // SAFETY: forwarded from the caller.
+    unsafe { init(lock, true, || RawRwLock::with_policy(policy)) }
 }
 
-/// Takes a read (shared) lock. Returns 0 or `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// `lock` is null, misaligned, or points at a live, initialised `parklot_rwlock_t`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_read(lock: *const RawRwLock) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.lock_shared();
-        0
-    })
-}
-
-/// Takes a read lock, waiting at most `timeout_ns` (0: do not wait;
-/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_try_read_for(
-    lock: *const RawRwLock,
-    timeout_ns: i64,
-) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        rwlock_timed(
-            lock,
-            timeout_ns,
-            RawRwLock::lock_shared,
-            RawRwLock::try_lock_shared,
-            RawRwLock::try_lock_shared_for,
-        )
-    }
-}
-
-/// Releases a read lock. Returns 0, `PARKLOT_ENOTLOCKED` (nobody reads;
-/// nothing changed) or `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_unlock_read(lock: *const RawRwLock) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_shared()))
-}
-
-/// Takes the write (exclusive) lock. Returns 0 or `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_write(lock: *const RawRwLock) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.lock_exclusive();
-        0
-    })
-}
-
-/// Takes the write lock, waiting at most `timeout_ns` (0: do not wait;
-/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_try_write_for(
-    lock: *const RawRwLock,
-    timeout_ns: i64,
-) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        rwlock_timed(
-            lock,
-            timeout_ns,
-            RawRwLock::lock_exclusive,
-            RawRwLock::try_lock_exclusive,
-            RawRwLock::try_lock_exclusive_for,
-        )
-    }
-}
-
-/// Releases the write lock. Returns 0, `PARKLOT_ENOTLOCKED` (no writer
-/// holds it; nothing changed) or `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_unlock_write(lock: *const RawRwLock) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_exclusive()))
+rwlock_hold! {
+    /// Takes a read (shared) lock.
+    "a read lock": parklot_rwlock_read, parklot_rwlock_try_read_for, parklot_rwlock_unlock_read
+        = lock_shared, try_lock_shared, try_lock_shared_for, checked_unlock_shared;
+    /// Takes the write (exclusive) lock.
+    "the write lock": parklot_rwlock_write, parklot_rwlock_try_write_for, parklot_rwlock_unlock_write
+        = lock_exclusive, try_lock_exclusive, try_lock_exclusive_for, checked_unlock_exclusive;
+    /// Takes an upgradable read: shared with plain readers, exclusive of
+    /// writers and of other upgradable readers.
+    "an upgradable read": parklot_rwlock_upgradable_read, parklot_rwlock_try_upgradable_read_for,
+        parklot_rwlock_unlock_upgradable
+        = lock_upgradable, try_lock_upgradable, try_lock_upgradable_for, checked_unlock_upgradable;
 }
 
 /// Turns the caller's write lock into a read lock. Returns 0,
@@ -430,53 +397,6 @@ unsafe fn change_held(
         unsafe { change(l) };
         0
     })
-}
-
-/// Takes an upgradable read: shared with plain readers, exclusive of
-/// writers and of other upgradable readers. Returns 0 or `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_upgradable_read(lock: *const RawRwLock) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-        l.lock_upgradable();
-        0
-    })
-}
-
-/// Takes an upgradable read, waiting at most `timeout_ns` (0: do not wait;
-/// negative: forever). Returns 1 if taken, 0 if not, `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_try_upgradable_read_for(
-    lock: *const RawRwLock,
-    timeout_ns: i64,
-) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        rwlock_timed(
-            lock,
-            timeout_ns,
-            RawRwLock::lock_upgradable,
-            RawRwLock::try_lock_upgradable,
-            RawRwLock::try_lock_upgradable_for,
-        )
-    }
-}
-
-/// Releases an upgradable read. Returns 0, `PARKLOT_ENOTLOCKED` (none is
-/// held; nothing changed) or `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// As for `parklot_rwlock_read`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_rwlock_unlock_upgradable(lock: *const RawRwLock) -> i32 {
-    // SAFETY: forwarded from the caller.
-    unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| released(l.checked_unlock_upgradable()))
 }
 
 /// Turns the caller's upgradable read into the write lock, waiting for the
@@ -562,12 +482,9 @@ pub unsafe extern "C" fn parklot_rwlock_downgrade_upgradable(lock: *const RawRwL
 /// `parklot_semaphore_t` that no thread uses yet.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_semaphore_init(sem: *mut Semaphore, permits: u32) -> i32 {
-    if sem.is_null() || !sem.is_aligned() || permits > crate::MAX_PERMITS {
-        return PARKLOT_EINVAL;
-    }
-    // SAFETY: non-null, aligned, writable and unused (caller's contract).
-    unsafe { sem.write(Semaphore::new(permits)) };
-    0
+    let valid = permits <= crate::MAX_PERMITS;
+    // SAFETY: forwarded from the caller.
+    unsafe { init(sem, valid, || Semaphore::new(permits)) }
 }
 
 /// Takes `n` permits, waiting at most `timeout_ns` (0: do not wait;
@@ -629,12 +546,9 @@ pub unsafe extern "C" fn parklot_semaphore_available(sem: *const Semaphore) -> i
 /// `parklot_barrier_t` that no thread uses yet.
 #[no_mangle]
 pub unsafe extern "C" fn parklot_barrier_init(barrier: *mut Barrier, parties: u32) -> i32 {
-    if barrier.is_null() || !barrier.is_aligned() || parties > crate::MAX_PARTIES {
-        return PARKLOT_EINVAL;
-    }
-    // SAFETY: non-null, aligned, writable and unused (caller's contract).
-    unsafe { barrier.write(Barrier::new(parties)) };
-    0
+    let valid = parties <= crate::MAX_PARTIES;
+    // SAFETY: forwarded from the caller.
+    unsafe { init(barrier, valid, || Barrier::new(parties)) }
 }
 
 /// Waits until `parties` threads wait. Returns 1 for the one thread that

@@ -2,7 +2,7 @@
 //! `include/parklot.h`): an engine's `Atomics.waitAsync`. A handle is a boxed
 //! [`WakerWait`]; the waker is a C function pointer and its data.
 
-use crate::futex;
+use crate::futex::{self, Word};
 use crate::parking_lot::{WaitOutcome, WakerWait};
 use core::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicI64};
@@ -58,56 +58,60 @@ unsafe fn hand_out(wait: Option<WakerWait>, out: *mut *mut WakerWait) -> i32 {
     code
 }
 
-/// `Atomics.waitAsync` on a 32-bit word: 0 (queued; `*wait` is the handle),
-/// 1 (not-equal; `*wait` is NULL and `waker` is never called) or
-/// `PARKLOT_EINVAL`.
-///
-/// # Safety
-/// `addr` as for `parklot_wait32`; `wait` is null or writable; `waker` may be
-/// called with `data` once, on any thread.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_wait32_async(
-    addr: *const i32,
-    expected: i32,
-    waker: Option<WakerFn>,
-    data: *mut c_void,
-    wait: *mut *mut WakerWait,
-) -> i32 {
-    let Some(call) = waker else {
-        return PARKLOT_EINVAL;
-    };
-    if addr.is_null() || !addr.cast::<AtomicI32>().is_aligned() || wait.is_null() {
-        return PARKLOT_EINVAL;
-    }
-    // SAFETY: non-null and aligned (checked); live and atomic by the caller's contract.
-    let atomic = unsafe { AtomicI32::from_ptr(addr as *mut i32) };
-    let w = futex::wait32_with_waker(atomic, expected, CWaker { call, data }.into_waker());
-    // SAFETY: `wait` is non-null (checked) and writable (caller's contract).
-    unsafe { hand_out(w, wait) }
+/// Defines the C `Atomics.waitAsync` of each word size, over [`wait_async_at`].
+macro_rules! wait_async {
+    ($($(#[$doc:meta])* $name:ident: $value:ty => $atomic:ty;)*) => {$(
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            addr: *const $value,
+            expected: $value,
+            waker: Option<WakerFn>,
+            data: *mut c_void,
+            wait: *mut *mut WakerWait,
+        ) -> i32 {
+            // SAFETY: forwarded from the caller.
+            unsafe { wait_async_at::<$atomic>(addr, expected, waker, data, wait) }
+        }
+    )*};
 }
 
-/// [`parklot_wait32_async`] on a 64-bit word (8-byte aligned).
+wait_async! {
+    /// `Atomics.waitAsync` on a 32-bit word: 0 (queued; `*wait` is the handle),
+    /// 1 (not-equal; `*wait` is NULL and `waker` is never called) or
+    /// `PARKLOT_EINVAL`.
+    ///
+    /// # Safety
+    /// `addr` as for `parklot_wait32`; `wait` is null or writable; `waker` may be
+    /// called with `data` once, on any thread.
+    parklot_wait32_async: i32 => AtomicI32;
+    /// [`parklot_wait32_async`] on a 64-bit word (8-byte aligned).
+    ///
+    /// # Safety
+    /// As for `parklot_wait32_async`.
+    parklot_wait64_async: i64 => AtomicI64;
+}
+
+/// `parklot_wait32_async` and `parklot_wait64_async`.
 ///
 /// # Safety
 /// As for `parklot_wait32_async`.
-#[no_mangle]
-pub unsafe extern "C" fn parklot_wait64_async(
-    addr: *const i64,
-    expected: i64,
+unsafe fn wait_async_at<A: Word>(
+    addr: *const A::Value,
+    expected: A::Value,
     waker: Option<WakerFn>,
     data: *mut c_void,
     wait: *mut *mut WakerWait,
 ) -> i32 {
-    let Some(call) = waker else {
+    // SAFETY: `addr` as the caller's contract says.
+    let (Some(call), Some(atomic)) = (waker, unsafe { A::at(addr) }) else {
         return PARKLOT_EINVAL;
     };
-    if addr.is_null() || !addr.cast::<AtomicI64>().is_aligned() || wait.is_null() {
+    if wait.is_null() {
         return PARKLOT_EINVAL;
     }
-    // SAFETY: as in parklot_wait32_async.
-    let atomic = unsafe { AtomicI64::from_ptr(addr as *mut i64) };
-    let w = futex::wait64_with_waker(atomic, expected, CWaker { call, data }.into_waker());
-    // SAFETY: as in parklot_wait32_async.
+    let w = futex::with_waker(atomic, expected, CWaker { call, data }.into_waker());
+    // SAFETY: `wait` is non-null (checked) and writable (caller's contract).
     unsafe { hand_out(w, wait) }
 }
 

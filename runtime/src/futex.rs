@@ -41,6 +41,50 @@ macro_rules! waitable {
 }
 waitable!(AtomicI32, AtomicU32, AtomicI64, AtomicU64);
 
+/// The words a wait compares (`Atomics.wait`'s Int32Array and BigInt64Array
+/// elements): what [`wait32`]/[`wait64`] and their C and async forms share.
+pub(crate) trait Word: Waitable + Sync {
+    /// The integer the word holds.
+    type Value: Copy + PartialEq;
+
+    /// Whether the word holds `expected` now (SeqCst, as `Atomics.wait` reads).
+    fn holds(&self, expected: Self::Value) -> bool;
+
+    /// The atomic at `addr`, or `None` if `addr` is null or not aligned for
+    /// the atomic (whose alignment, not the integer's, `from_ptr` requires:
+    /// i686 aligns i64 to 4 but AtomicI64 to 8).
+    ///
+    /// # Safety
+    /// `addr` is null, misaligned, or points at a live integer accessed only
+    /// atomically for `'a`.
+    #[cfg(not(loom))] // the C ABI's: loom's atomics have no `from_ptr`
+    unsafe fn at<'a>(addr: *const Self::Value) -> Option<&'a Self>;
+}
+
+macro_rules! word {
+    ($($t:ty: $v:ty),*) => {$(
+        impl Word for $t {
+            type Value = $v;
+
+            #[inline]
+            fn holds(&self, expected: $v) -> bool {
+                self.load(Ordering::SeqCst) == expected
+            }
+
+            #[cfg(not(loom))]
+            unsafe fn at<'a>(addr: *const $v) -> Option<&'a Self> {
+                if addr.is_null() || !addr.cast::<$t>().is_aligned() {
+                    return None;
+                }
+                // SAFETY: non-null and aligned (checked); live and atomic by
+                // the caller's contract.
+                Some(unsafe { <$t>::from_ptr(addr as *mut $v) })
+            }
+        }
+    )*};
+}
+word!(AtomicI32: i32, AtomicI64: i64);
+
 /// How a [`wait32`]/[`wait64`] ended (`Atomics.wait`'s three strings).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -75,31 +119,37 @@ pub const NOTIFY_ALL: usize = usize::MAX;
 /// Sleeps while `*atomic == expected`, until notified or until `timeout`
 /// (`None`: forever) has passed.
 pub fn wait32(atomic: &AtomicI32, expected: i32, timeout: Option<Duration>) -> WaitResult {
-    wait32_until(atomic, expected, timeout.and_then(deadline_after))
+    wait(atomic, expected, timeout)
 }
 
 /// [`wait32`] with an absolute deadline.
 pub fn wait32_until(atomic: &AtomicI32, expected: i32, deadline: Option<Instant>) -> WaitResult {
-    wait_keyed(
-        atomic as *const AtomicI32 as usize,
-        || atomic.load(Ordering::SeqCst) == expected,
-        deadline,
-    )
+    wait_until(atomic, expected, deadline)
 }
 
 /// Sleeps while `*atomic == expected`, until notified or until `timeout`
 /// (`None`: forever) has passed.
 pub fn wait64(atomic: &AtomicI64, expected: i64, timeout: Option<Duration>) -> WaitResult {
-    wait64_until(atomic, expected, timeout.and_then(deadline_after))
+    wait(atomic, expected, timeout)
 }
 
 /// [`wait64`] with an absolute deadline.
 pub fn wait64_until(atomic: &AtomicI64, expected: i64, deadline: Option<Instant>) -> WaitResult {
-    wait_keyed(
-        atomic as *const AtomicI64 as usize,
-        || atomic.load(Ordering::SeqCst) == expected,
-        deadline,
-    )
+    wait_until(atomic, expected, deadline)
+}
+
+/// [`wait32`] and [`wait64`].
+pub(crate) fn wait<A: Word>(
+    atomic: &A,
+    expected: A::Value,
+    timeout: Option<Duration>,
+) -> WaitResult {
+    wait_until(atomic, expected, timeout.and_then(deadline_after))
+}
+
+/// [`wait32_until`] and [`wait64_until`].
+fn wait_until<A: Word>(atomic: &A, expected: A::Value, deadline: Option<Instant>) -> WaitResult {
+    wait_keyed(atomic.wait_key(), || atomic.holds(expected), deadline)
 }
 
 /// Wakes up to `count` threads waiting on `atomic`'s address, oldest first
@@ -175,9 +225,8 @@ pub fn waiter_count(address: *const u8) -> usize {
 /// `waiter` is not queued and neither moves nor is dropped until the wait is
 /// settled.
 pub unsafe fn wait32_async_begin(atomic: &AtomicI32, expected: i32, waiter: &AsyncWaiter) -> bool {
-    let key = atomic as *const AtomicI32 as usize;
-    // SAFETY: one atomic load; `waiter` per our contract.
-    unsafe { parking_lot::park_async(key, || atomic.load(Ordering::SeqCst) == expected, waiter) }
+    // SAFETY: forwarded from the caller.
+    unsafe { async_begin(atomic, expected, waiter) }
 }
 
 /// [`wait32_async_begin`] for a 64-bit word.
@@ -185,9 +234,17 @@ pub unsafe fn wait32_async_begin(atomic: &AtomicI32, expected: i32, waiter: &Asy
 /// # Safety
 /// As for [`wait32_async_begin`].
 pub unsafe fn wait64_async_begin(atomic: &AtomicI64, expected: i64, waiter: &AsyncWaiter) -> bool {
-    let key = atomic as *const AtomicI64 as usize;
+    // SAFETY: forwarded from the caller.
+    unsafe { async_begin(atomic, expected, waiter) }
+}
+
+/// [`wait32_async_begin`] and [`wait64_async_begin`].
+///
+/// # Safety
+/// As for [`wait32_async_begin`].
+unsafe fn async_begin<A: Word>(atomic: &A, expected: A::Value, waiter: &AsyncWaiter) -> bool {
     // SAFETY: one atomic load; `waiter` per our contract.
-    unsafe { parking_lot::park_async(key, || atomic.load(Ordering::SeqCst) == expected, waiter) }
+    unsafe { parking_lot::park_async(atomic.wait_key(), || atomic.holds(expected), waiter) }
 }
 
 /// Gives up an asynchronous wait on `address`: `TimedOut`, or `Ok` if a
@@ -225,20 +282,22 @@ pub unsafe fn wait_async_cancel(address: usize, waiter: &AsyncWaiter) -> WaitRes
 /// assert!(!wait.expire(), "already woken");
 /// ```
 pub fn wait32_with_waker(atomic: &AtomicI32, expected: i32, waker: Waker) -> Option<WakerWait> {
-    let key = atomic as *const AtomicI32 as usize;
-    // SAFETY: validate is one atomic load: it cannot panic or re-enter.
-    unsafe {
-        parking_lot::park_with_waker(key, || atomic.load(Ordering::SeqCst) == expected, waker)
-    }
+    with_waker(atomic, expected, waker)
 }
 
 /// [`wait32_with_waker`] for a 64-bit word.
 pub fn wait64_with_waker(atomic: &AtomicI64, expected: i64, waker: Waker) -> Option<WakerWait> {
-    let key = atomic as *const AtomicI64 as usize;
-    // SAFETY: as in wait32_with_waker.
-    unsafe {
-        parking_lot::park_with_waker(key, || atomic.load(Ordering::SeqCst) == expected, waker)
-    }
+    with_waker(atomic, expected, waker)
+}
+
+/// [`wait32_with_waker`] and [`wait64_with_waker`].
+pub(crate) fn with_waker<A: Word>(
+    atomic: &A,
+    expected: A::Value,
+    waker: Waker,
+) -> Option<WakerWait> {
+    // SAFETY: validate is one atomic load: it cannot panic or re-enter.
+    unsafe { parking_lot::park_with_waker(atomic.wait_key(), || atomic.holds(expected), waker) }
 }
 
 fn wait_keyed(key: usize, equal: impl FnOnce() -> bool, deadline: Option<Instant>) -> WaitResult {

@@ -290,21 +290,6 @@ pub struct Read<'a, T: ?Sized>(&'a RwLock<T>);
 /// A write of an [`RwLock`], as [`Acquire`] takes it.
 pub struct Write<'a, T: ?Sized>(&'a RwLock<T>);
 
-impl<T: ?Sized> Clone for Read<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: ?Sized> Copy for Read<'_, T> {}
-impl<T: ?Sized> Clone for Write<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: ?Sized> Copy for Write<'_, T> {}
-impl<T: ?Sized> sealed::Sealed for Read<'_, T> {}
-impl<T: ?Sized> sealed::Sealed for Write<'_, T> {}
-
 /// The raw lock under an `RwLock`.
 fn raw<T: ?Sized>(lock: &RwLock<T>) -> &RawRwLock {
     // SAFETY: only the steps below lock it, each released by a guard or by
@@ -312,64 +297,55 @@ fn raw<T: ?Sized>(lock: &RwLock<T>) -> &RawRwLock {
     unsafe { lock.raw() }
 }
 
-impl<'a, T: ?Sized> Acquirable for Read<'a, T> {
-    type Acquired = RwLockReadGuard<'a, T>;
-
-    fn try_acquire(self) -> bool {
-        raw(self.0).try_lock_shared()
-    }
-    unsafe fn begin(self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).lock_shared_async_begin(waiter) }
-    }
-    unsafe fn resume(self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).lock_shared_async_resume(waiter) }
-    }
-    unsafe fn cancel(self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).lock_shared_async_cancel(waiter) }
-    }
-    unsafe fn release(self) {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).unlock_shared() }
-    }
-    unsafe fn acquired(self) -> RwLockReadGuard<'a, T> {
-        // SAFETY: the caller holds a read and hands it to the guard.
-        unsafe { self.0.make_read_guard_unchecked(lock_api::GuardSend::new()) }
-    }
-}
-
-impl<'a, T: ?Sized> Acquirable for Write<'a, T> {
-    type Acquired = RwLockWriteGuard<'a, T>;
-
-    fn try_acquire(self) -> bool {
-        raw(self.0).try_lock_exclusive()
-    }
-    unsafe fn begin(self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).lock_exclusive_async_begin(waiter) }
-    }
-    unsafe fn resume(self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).lock_exclusive_async_resume(waiter) }
-    }
-    unsafe fn cancel(self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).lock_exclusive_async_cancel(waiter) }
-    }
-    unsafe fn release(self) {
-        // SAFETY: forwarded.
-        unsafe { raw(self.0).unlock_exclusive() }
-    }
-    unsafe fn acquired(self) -> RwLockWriteGuard<'a, T> {
-        // SAFETY: the caller holds the write lock and hands it to the guard.
-        unsafe {
-            self.0
-                .make_write_guard_unchecked(lock_api::GuardSend::new())
+/// One side of an [`RwLock`] ([`Read`], [`Write`]) as [`Acquirable`], over
+/// the `RawRwLock` methods of that side's hold and the `RwLock` method that
+/// wraps a hold in its guard.
+macro_rules! rw_side {
+    ($side:ident => $guard:ident: $try:ident, $begin:ident, $resume:ident, $cancel:ident,
+     $unlock:ident, $make_guard:ident) => {
+        impl<T: ?Sized> Clone for $side<'_, T> {
+            fn clone(&self) -> Self {
+                *self
+            }
         }
-    }
+        impl<T: ?Sized> Copy for $side<'_, T> {}
+        impl<T: ?Sized> sealed::Sealed for $side<'_, T> {}
+
+        impl<'a, T: ?Sized> Acquirable for $side<'a, T> {
+            type Acquired = $guard<'a, T>;
+
+            fn try_acquire(self) -> bool {
+                raw(self.0).$try()
+            }
+            unsafe fn begin(self, waiter: &AsyncWaiter) -> bool {
+                // SAFETY: forwarded.
+                unsafe { raw(self.0).$begin(waiter) }
+            }
+            unsafe fn resume(self, waiter: &AsyncWaiter) -> bool {
+                // SAFETY: forwarded.
+                unsafe { raw(self.0).$resume(waiter) }
+            }
+            unsafe fn cancel(self, waiter: &AsyncWaiter) -> bool {
+                // SAFETY: forwarded.
+                unsafe { raw(self.0).$cancel(waiter) }
+            }
+            unsafe fn release(self) {
+                // SAFETY: forwarded.
+                unsafe { raw(self.0).$unlock() }
+            }
+            unsafe fn acquired(self) -> $guard<'a, T> {
+                // SAFETY: the caller holds this side's hold and hands it to the guard.
+                unsafe { self.0.$make_guard(lock_api::GuardSend::new()) }
+            }
+        }
+    };
 }
+
+rw_side!(Read => RwLockReadGuard: try_lock_shared, lock_shared_async_begin,
+    lock_shared_async_resume, lock_shared_async_cancel, unlock_shared, make_read_guard_unchecked);
+rw_side!(Write => RwLockWriteGuard: try_lock_exclusive, lock_exclusive_async_begin,
+    lock_exclusive_async_resume, lock_exclusive_async_cancel, unlock_exclusive,
+    make_write_guard_unchecked);
 
 /// [`RwLock`]'s asynchronous read and write (an extension trait: `RwLock`
 /// is `lock_api`'s type).

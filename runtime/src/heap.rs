@@ -441,7 +441,6 @@ unsafe impl<P: Pages> GlobalAlloc for Heap<P> {
 mod tests {
     use super::*;
     use crate::sync::AtomicU32;
-    use std::sync::Arc;
 
     /// A fixed region of `pages` pages of 64 KiB from std's allocator, page 0
     /// never handed out (offset 0 means "none").
@@ -703,47 +702,39 @@ mod tests {
 
     #[test]
     fn threads_allocating_and_freeing_never_share_a_block() {
-        let h = Arc::new(heap(if cfg!(miri) { 12 } else { 64 }));
+        let h = heap(if cfg!(miri) { 12 } else { 64 });
         let threads = if cfg!(miri) { 3 } else { 4 };
         let rounds = if cfg!(miri) { 60 } else { 20_000 };
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                let h = h.clone();
-                std::thread::spawn(move || {
-                    let mut held = Vec::new();
-                    for i in 0..rounds {
-                        let l = layout(8 << ((i + t) % 5), 8);
-                        // SAFETY (test): the block is ours until freed below.
-                        unsafe {
-                            let p = h.alloc(l);
-                            assert!(!p.is_null());
-                            // Past the link word: a stale pop may read that (module docs).
-                            p.add(4)
-                                .cast::<u32>()
-                                .write(t as u32 * 1_000_000 + i as u32);
-                            held.push((p, l, t as u32 * 1_000_000 + i as u32));
-                        }
-                        if held.len() > 8 || i % 3 == 0 {
-                            let (p, l, stamp) = held.swap_remove(i % held.len());
-                            // SAFETY (test): ours, with its layout.
-                            unsafe {
-                                assert_eq!(p.add(4).cast::<u32>().read(), stamp, "shared block");
-                                h.dealloc(p, l);
-                            }
-                        }
+        crate::test_util::on_threads(threads, |t| {
+            let mut held = Vec::new();
+            for i in 0..rounds {
+                let l = layout(8 << ((i + t) % 5), 8);
+                // SAFETY (test): the block is ours until freed below.
+                unsafe {
+                    let p = h.alloc(l);
+                    assert!(!p.is_null());
+                    // Past the link word: a stale pop may read that (module docs).
+                    p.add(4)
+                        .cast::<u32>()
+                        .write(t as u32 * 1_000_000 + i as u32);
+                    held.push((p, l, t as u32 * 1_000_000 + i as u32));
+                }
+                if held.len() > 8 || i % 3 == 0 {
+                    let (p, l, stamp) = held.swap_remove(i % held.len());
+                    // SAFETY (test): ours, with its layout.
+                    unsafe {
+                        assert_eq!(p.add(4).cast::<u32>().read(), stamp, "shared block");
+                        h.dealloc(p, l);
                     }
-                    for (p, l, stamp) in held {
-                        // SAFETY (test): ours, with its layout.
-                        unsafe {
-                            assert_eq!(p.add(4).cast::<u32>().read(), stamp, "shared block");
-                            h.dealloc(p, l);
-                        }
-                    }
-                })
-            })
-            .collect();
-        for t in hs {
-            t.join().unwrap();
-        }
+                }
+            }
+            for (p, l, stamp) in held {
+                // SAFETY (test): ours, with its layout.
+                unsafe {
+                    assert_eq!(p.add(4).cast::<u32>().read(), stamp, "shared block");
+                    h.dealloc(p, l);
+                }
+            }
+        });
     }
 }

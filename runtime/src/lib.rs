@@ -42,6 +42,8 @@
 )]
 #![warn(missing_docs)]
 
+mod macros;
+
 mod acquire;
 mod blocking;
 pub mod clock;
@@ -68,6 +70,9 @@ mod sync;
 mod sys;
 pub mod toy_locks;
 mod word_lock;
+
+#[cfg(all(test, not(loom)))]
+mod test_util;
 
 #[cfg(not(loom))]
 mod ffi;

@@ -81,6 +81,7 @@
 use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::{deadline_after, Instant};
 use crate::diagnostics::{self, Kind};
+use crate::macros::{cfg_items, default_and_debug, message_error};
 use crate::parking_lot::{self, Abandon, AsyncWaiter, Owed, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 use core::sync::atomic::{AtomicBool, AtomicU32};
@@ -181,27 +182,19 @@ fn owed_lock<'a>(object: *const ()) -> &'a Lock {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct OwnerDied;
 
-impl core::fmt::Display for OwnerDied {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(
-            "the lock's last owner died holding it: you hold it now, and the data it guards may be inconsistent",
-        )
-    }
-}
-
-impl std::error::Error for OwnerDied {}
+message_error!(
+    OwnerDied,
+    "the lock's last owner died holding it: you hold it now, and the data it guards may be inconsistent"
+);
 
 /// Returned by [`Lock::checked_unlock`] for a lock that was not locked.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct NotLocked;
 
-impl core::fmt::Display for NotLocked {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("the lock is not locked: unlock only a lock you hold, once per lock()")
-    }
-}
-
-impl std::error::Error for NotLocked {}
+message_error!(
+    NotLocked,
+    "the lock is not locked: unlock only a lock you hold, once per lock()"
+);
 
 /// A one-byte lock: barging, adaptive (spins a little, then parks), with
 /// eventual fairness. Uncontended `lock` and `unlock` are one CAS each.
@@ -778,101 +771,112 @@ unsafe impl AcquireState for Lock {
     }
 }
 
-impl Default for Lock {
-    fn default() -> Self {
-        Lock::new()
-    }
-}
+default_and_debug!(Lock {
+    "locked": is_locked,
+    "parked": has_parked,
+    "woken_waiter": has_woken_waiter
+});
 
-impl core::fmt::Debug for Lock {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Lock")
-            .field("locked", &self.is_locked())
-            .field("parked", &self.has_parked())
-            .field("woken_waiter", &self.has_woken_waiter())
-            .finish()
-    }
-}
-
+/// lock_api's mutex traits for `$t`, a [`Lock`] (`$lock` reaches it from
+/// `$this`, the `&self`) that every `RawMutex::unlock` releases with
+/// `$unlock` (`unlock`, or `unlock_fair` for a lock whose every unlock is
+/// fair).
 #[cfg(not(loom))]
-mod lock_api_impls {
-    use super::*;
+macro_rules! lock_api_mutex {
+    ($t:ident, |$this:ident| $lock:expr, $unlock:ident) => {
+        // SAFETY: `lock`/`try_lock*` return only once LOCKED is ours, and only
+        // the holder clears it (`$unlock` and `unlock_fair` release the same
+        // acquisition); the guard carries no state, so any thread may unlock.
+        unsafe impl lock_api::RawMutex for $t {
+            #[allow(clippy::declare_interior_mutable_const)]
+            const INIT: $t = $t::new();
+            type Guard = lock_api::GuardSend;
 
-    // SAFETY: `lock`/`try_lock*` return only once LOCKED is ours, and only the
-    // holder clears it; the guard carries no state, so any thread may unlock.
-    unsafe impl lock_api::RawMutex for Lock {
-        #[allow(clippy::declare_interior_mutable_const)]
-        const INIT: Lock = Lock::new();
-        type Guard = lock_api::GuardSend;
+            #[inline]
+            fn lock(&self) -> Self::Guard {
+                let $this = self;
+                $lock.lock();
+                lock_api::GuardSend::new()
+            }
 
-        #[inline]
-        fn lock(&self) -> Self::Guard {
-            Lock::lock(self);
-            lock_api::GuardSend::new()
-        }
+            #[inline]
+            fn try_lock(&self) -> Option<Self::Guard> {
+                let $this = self;
+                $lock.try_lock().then(lock_api::GuardSend::new)
+            }
 
-        #[inline]
-        fn try_lock(&self) -> Option<Self::Guard> {
-            Lock::try_lock(self).then(lock_api::GuardSend::new)
-        }
+            #[inline]
+            unsafe fn unlock(&self, _guard: Self::Guard) {
+                let $this = self;
+                $lock.$unlock()
+            }
 
-        #[inline]
-        unsafe fn unlock(&self, _guard: Self::Guard) {
-            Lock::unlock(self)
-        }
-
-        fn is_locked(&self) -> bool {
-            Lock::is_locked(self)
-        }
-    }
-
-    // SAFETY: as for RawMutex; `unlock_fair` releases the same acquisition.
-    unsafe impl lock_api::RawMutexFair for Lock {
-        unsafe fn unlock_fair(&self, _guard: Self::Guard) {
-            Lock::unlock_fair(self)
-        }
-
-        unsafe fn bump(&self, _guard: &mut Self::Guard) {
-            // Nobody parked: nobody to let in, so keep the lock.
-            if self.has_parked() {
-                Lock::unlock_fair(self);
-                Lock::lock(self);
+            fn is_locked(&self) -> bool {
+                let $this = self;
+                $lock.is_locked()
             }
         }
-    }
 
-    // SAFETY: as for RawMutex; a `None` result leaves the lock untouched.
-    unsafe impl lock_api::RawMutexTimed for Lock {
-        type Duration = Duration;
-        type Instant = Instant;
+        // SAFETY: as for RawMutex; `unlock_fair` releases the same acquisition.
+        unsafe impl lock_api::RawMutexFair for $t {
+            unsafe fn unlock_fair(&self, _guard: Self::Guard) {
+                let $this = self;
+                $lock.unlock_fair()
+            }
 
-        fn try_lock_for(&self, timeout: Duration) -> Option<Self::Guard> {
-            Lock::try_lock_for(self, timeout).then(lock_api::GuardSend::new)
+            unsafe fn bump(&self, _guard: &mut Self::Guard) {
+                let $this = self;
+                // Nobody parked: nobody to let in, so keep the lock.
+                if $lock.has_parked() {
+                    $lock.unlock_fair();
+                    $lock.lock();
+                }
+            }
         }
 
-        fn try_lock_until(&self, deadline: Instant) -> Option<Self::Guard> {
-            Lock::try_lock_until(self, deadline).then(lock_api::GuardSend::new)
+        // SAFETY: as for RawMutex; a `None` result leaves the lock untouched.
+        unsafe impl lock_api::RawMutexTimed for $t {
+            type Duration = core::time::Duration;
+            type Instant = $crate::Instant;
+
+            fn try_lock_for(&self, timeout: core::time::Duration) -> Option<Self::Guard> {
+                let $this = self;
+                $lock.try_lock_for(timeout).then(lock_api::GuardSend::new)
+            }
+
+            fn try_lock_until(&self, deadline: $crate::Instant) -> Option<Self::Guard> {
+                let $this = self;
+                $lock
+                    .try_lock_until(deadline)
+                    .then(lock_api::GuardSend::new)
+            }
         }
-    }
+    };
 }
-
-/// Data guarded by a one-byte [`Lock`].
-///
-/// ```
-/// let counter = parklot::Mutex::new(0);
-/// *counter.lock() += 1;
-/// assert_eq!(*counter.lock(), 1);
-/// ```
 #[cfg(not(loom))]
-pub type Mutex<T> = lock_api::Mutex<Lock, T>;
+pub(crate) use lock_api_mutex;
 
-/// Proof of holding a [`Mutex`]; unlocks when dropped.
 #[cfg(not(loom))]
-pub type MutexGuard<'a, T> = lock_api::MutexGuard<'a, Lock, T>;
+lock_api_mutex!(Lock, |lock| lock, unlock);
 
-/// A [`MutexGuard`] narrowed to part of the data.
-#[cfg(not(loom))]
-pub type MappedMutexGuard<'a, T> = lock_api::MappedMutexGuard<'a, Lock, T>;
+cfg_items! {
+    #[cfg(not(loom))]
+
+    /// Data guarded by a one-byte [`Lock`].
+    ///
+    /// ```
+    /// let counter = parklot::Mutex::new(0);
+    /// *counter.lock() += 1;
+    /// assert_eq!(*counter.lock(), 1);
+    /// ```
+    pub type Mutex<T> = lock_api::Mutex<Lock, T>;
+
+    /// Proof of holding a [`Mutex`]; unlocks when dropped.
+    pub type MutexGuard<'a, T> = lock_api::MutexGuard<'a, Lock, T>;
+
+    /// A [`MutexGuard`] narrowed to part of the data.
+    pub type MappedMutexGuard<'a, T> = lock_api::MappedMutexGuard<'a, Lock, T>;
+}
 
 #[cfg(all(test, not(loom)))]
 mod tests;

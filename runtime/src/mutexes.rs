@@ -3,11 +3,10 @@
 //! the lock to a parked thread), [`ReentrantMutex`] (the holder may lock it
 //! again) and the `const_*` constructors for statics.
 
-use crate::lock::Lock;
+use crate::lock::{lock_api_mutex, Lock};
 use crate::rwlock::{RawRwLock, RwLock};
 use crate::Mutex;
 use core::num::NonZeroUsize;
-use core::time::Duration;
 
 /// A [`Lock`] whose every unlock is fair: if threads are parked, the oldest
 /// is handed the lock directly (no barging). Slower under contention than
@@ -29,63 +28,8 @@ impl Default for FairLock {
     }
 }
 
-// SAFETY: delegates to Lock, a mutual-exclusion lock; `unlock_fair` releases
-// the same acquisition as `unlock`.
-unsafe impl lock_api::RawMutex for FairLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: FairLock = FairLock::new();
-    type Guard = lock_api::GuardSend;
-
-    #[inline]
-    fn lock(&self) -> Self::Guard {
-        self.0.lock();
-        lock_api::GuardSend::new()
-    }
-
-    #[inline]
-    fn try_lock(&self) -> Option<Self::Guard> {
-        self.0.try_lock().then(lock_api::GuardSend::new)
-    }
-
-    #[inline]
-    unsafe fn unlock(&self, _guard: Self::Guard) {
-        self.0.unlock_fair()
-    }
-
-    fn is_locked(&self) -> bool {
-        self.0.is_locked()
-    }
-}
-
-// SAFETY: as for RawMutex.
-unsafe impl lock_api::RawMutexFair for FairLock {
-    unsafe fn unlock_fair(&self, _guard: Self::Guard) {
-        self.0.unlock_fair()
-    }
-
-    unsafe fn bump(&self, _guard: &mut Self::Guard) {
-        if self.0.has_parked() {
-            self.0.unlock_fair();
-            self.0.lock();
-        }
-    }
-}
-
-// SAFETY: as for RawMutex; a `None` result leaves the lock untouched.
-unsafe impl lock_api::RawMutexTimed for FairLock {
-    type Duration = Duration;
-    type Instant = crate::Instant;
-
-    fn try_lock_for(&self, timeout: Duration) -> Option<Self::Guard> {
-        self.0.try_lock_for(timeout).then(lock_api::GuardSend::new)
-    }
-
-    fn try_lock_until(&self, deadline: crate::Instant) -> Option<Self::Guard> {
-        self.0
-            .try_lock_until(deadline)
-            .then(lock_api::GuardSend::new)
-    }
-}
+// A Lock whose every unlock is fair.
+lock_api_mutex!(FairLock, |fair| fair.0, unlock_fair);
 
 /// Data guarded by a [`FairLock`]: like [`Mutex`], but every unlock hands
 /// the lock to the oldest parked thread.

@@ -30,6 +30,7 @@
 use crate::acquire::{self, AcquireState, Look, Next};
 use crate::clock::Instant;
 use crate::lock::spin_limit;
+use crate::macros::default_and_debug;
 use crate::parking_lot::{self, AsyncWaiter, Owed, UnparkToken};
 use crate::sync::{AtomicU8, Ordering};
 
@@ -345,19 +346,7 @@ impl Drop for Finish<'_> {
     }
 }
 
-impl Default for Once {
-    fn default() -> Self {
-        Once::new()
-    }
-}
-
-impl core::fmt::Debug for Once {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Once")
-            .field("state", &self.state())
-            .finish()
-    }
-}
+default_and_debug!(Once { "state": state });
 
 #[cfg(all(test, not(loom)))]
 mod tests {

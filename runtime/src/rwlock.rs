@@ -64,9 +64,78 @@
 //! module keeps each worker's holds and does so when it reaps the worker).
 
 use crate::clock::{deadline_after, Instant};
+use crate::macros::cfg_items;
 use crate::parking_lot::UnparkToken;
 use crate::sync::{AtomicU32, Ordering};
 use core::time::Duration;
+
+/// The four ways to take one class of hold (a [`Class`]), each with its doc:
+/// `lock` (spins briefly, then parks), `try` (now or not), `for` a
+/// `Duration`, `until` an `Instant`.
+macro_rules! acquires {
+    (
+        $class:expr;
+        $(#[$lock_doc:meta])* $lock:ident,
+        $(#[$try_doc:meta])* $try:ident,
+        $(#[$for_doc:meta])* $for:ident,
+        $(#[$until_doc:meta])* $until:ident,
+    ) => {
+        $(#[$lock_doc])*
+        #[inline]
+        pub fn $lock(&self) {
+            if !self.try_enter_once($class) {
+                self.lock_slow($class, None);
+            }
+        }
+
+        $(#[$try_doc])*
+        #[inline]
+        pub fn $try(&self) -> bool {
+            self.try_enter($class)
+        }
+
+        $(#[$for_doc])*
+        pub fn $for(&self, timeout: core::time::Duration) -> bool {
+            self.try_enter($class) || self.lock_slow($class, $crate::clock::deadline_after(timeout))
+        }
+
+        $(#[$until_doc])*
+        pub fn $until(&self, deadline: impl Into<$crate::clock::Instant>) -> bool {
+            self.try_enter($class) || self.lock_slow($class, Some(deadline.into()))
+        }
+    };
+}
+
+/// The three asynchronous steps of one class of hold, for threads that may
+/// not block (`asynchronous.rs`), each with its doc: `begin` (take it now or
+/// queue the waiter), `resume` (after the waiter's word turned 0), `cancel`
+/// (give up). Each is `unsafe`, with the contract its doc states.
+macro_rules! async_acquires {
+    (
+        $class:expr;
+        $(#[$begin_doc:meta])* $begin:ident,
+        $(#[$resume_doc:meta])* $resume:ident,
+        $(#[$cancel_doc:meta])* $cancel:ident,
+    ) => {
+        $(#[$begin_doc])*
+        pub unsafe fn $begin(&self, waiter: &AsyncWaiter) -> bool {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.async_begin($class, waiter) }
+        }
+
+        $(#[$resume_doc])*
+        pub unsafe fn $resume(&self, waiter: &AsyncWaiter) -> bool {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.async_resume($class, waiter) }
+        }
+
+        $(#[$cancel_doc])*
+        pub unsafe fn $cancel(&self, waiter: &AsyncWaiter) -> bool {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.async_cancel($class, waiter) }
+        }
+    };
+}
 
 mod algorithm;
 mod asynchronous;
@@ -178,31 +247,19 @@ impl RawRwLock {
 
     // ----- shared -----
 
-    /// Takes a shared (read) lock, spinning briefly and then parking.
-    ///
-    /// On a thread that may not block ([`crate::set_thread_may_block`]) it
-    /// waits awake, in the same queue, instead of parking.
-    #[inline]
-    pub fn lock_shared(&self) {
-        if !self.try_enter_once(Class::Reader) {
-            self.lock_slow(Class::Reader, None);
-        }
-    }
-
-    /// Takes a shared lock if the word lets a reader in now.
-    #[inline]
-    pub fn try_lock_shared(&self) -> bool {
-        self.try_enter(Class::Reader)
-    }
-
-    /// Takes a shared lock, waiting at most `timeout`. Returns whether it did.
-    pub fn try_lock_shared_for(&self, timeout: Duration) -> bool {
-        self.try_enter(Class::Reader) || self.lock_slow(Class::Reader, deadline_after(timeout))
-    }
-
-    /// Takes a shared lock, waiting until `deadline` at the latest.
-    pub fn try_lock_shared_until(&self, deadline: impl Into<Instant>) -> bool {
-        self.try_enter(Class::Reader) || self.lock_slow(Class::Reader, Some(deadline.into()))
+    acquires! {
+        Class::Reader;
+        /// Takes a shared (read) lock, spinning briefly and then parking.
+        ///
+        /// On a thread that may not block ([`crate::set_thread_may_block`]) it
+        /// waits awake, in the same queue, instead of parking.
+        lock_shared,
+        /// Takes a shared lock if the word lets a reader in now.
+        try_lock_shared,
+        /// Takes a shared lock, waiting at most `timeout`. Returns whether it did.
+        try_lock_shared_for,
+        /// Takes a shared lock, waiting until `deadline` at the latest.
+        try_lock_shared_until,
     }
 
     /// Releases a shared lock.
@@ -261,41 +318,44 @@ impl RawRwLock {
     pub fn checked_unlock_exclusive(&self) -> Result<(), crate::NotLocked> {
         let s = self.state.load(Ordering::Relaxed);
         // An upgrade still waiting for readers holds WRITER but not the lock.
-        if s & WRITER == 0 || s & UPGRADABLE != 0 {
+        let held = s & WRITER != 0 && s & UPGRADABLE == 0;
+        // SAFETY: if `held`, a writer holds the lock, and the caller speaks for it.
+        unsafe { self.release_if(held, Self::unlock_exclusive) }
+    }
+
+    /// Runs `unlock` if `held`; else reports [`NotLocked`](crate::NotLocked)
+    /// and changes nothing.
+    ///
+    /// # Safety
+    /// If `held`, the caller may release the hold `unlock` releases.
+    unsafe fn release_if(
+        &self,
+        held: bool,
+        unlock: unsafe fn(&Self),
+    ) -> Result<(), crate::NotLocked> {
+        if !held {
             return Err(crate::NotLocked);
         }
-        // SAFETY: a writer holds the lock, and the caller speaks for it.
-        unsafe { self.unlock_exclusive() };
+        // SAFETY: the hold is there and the caller may release it (our contract).
+        unsafe { unlock(self) };
         Ok(())
     }
 
     // ----- exclusive -----
 
-    /// Takes the exclusive (write) lock, spinning briefly and then parking.
-    ///
-    /// # Panics
-    /// As for [`lock_shared`](Self::lock_shared).
-    #[inline]
-    pub fn lock_exclusive(&self) {
-        if !self.try_enter_once(Class::Writer) {
-            self.lock_slow(Class::Writer, None);
-        }
-    }
-
-    /// Takes the exclusive lock if it is free now.
-    #[inline]
-    pub fn try_lock_exclusive(&self) -> bool {
-        self.try_enter(Class::Writer)
-    }
-
-    /// Takes the exclusive lock, waiting at most `timeout`.
-    pub fn try_lock_exclusive_for(&self, timeout: Duration) -> bool {
-        self.try_enter(Class::Writer) || self.lock_slow(Class::Writer, deadline_after(timeout))
-    }
-
-    /// Takes the exclusive lock, waiting until `deadline` at the latest.
-    pub fn try_lock_exclusive_until(&self, deadline: impl Into<Instant>) -> bool {
-        self.try_enter(Class::Writer) || self.lock_slow(Class::Writer, Some(deadline.into()))
+    acquires! {
+        Class::Writer;
+        /// Takes the exclusive (write) lock, spinning briefly and then parking.
+        ///
+        /// # Panics
+        /// As for [`lock_shared`](Self::lock_shared).
+        lock_exclusive,
+        /// Takes the exclusive lock if it is free now.
+        try_lock_exclusive,
+        /// Takes the exclusive lock, waiting at most `timeout`.
+        try_lock_exclusive_for,
+        /// Takes the exclusive lock, waiting until `deadline` at the latest.
+        try_lock_exclusive_until,
     }
 
     /// Releases the exclusive lock. Parked threads are woken to compete,
@@ -327,31 +387,17 @@ impl RawRwLock {
 
     // ----- upgradable -----
 
-    /// Takes an upgradable read: shares with readers, excludes writers and
-    /// other upgradable readers, and may later [`upgrade`](Self::upgrade).
-    #[inline]
-    pub fn lock_upgradable(&self) {
-        if !self.try_enter_once(Class::Upgradable) {
-            self.lock_slow(Class::Upgradable, None);
-        }
-    }
-
-    /// Takes an upgradable read if the word lets one in now.
-    #[inline]
-    pub fn try_lock_upgradable(&self) -> bool {
-        self.try_enter(Class::Upgradable)
-    }
-
-    /// Takes an upgradable read, waiting at most `timeout`.
-    pub fn try_lock_upgradable_for(&self, timeout: Duration) -> bool {
-        self.try_enter(Class::Upgradable)
-            || self.lock_slow(Class::Upgradable, deadline_after(timeout))
-    }
-
-    /// Takes an upgradable read, waiting until `deadline` at the latest.
-    pub fn try_lock_upgradable_until(&self, deadline: impl Into<Instant>) -> bool {
-        self.try_enter(Class::Upgradable)
-            || self.lock_slow(Class::Upgradable, Some(deadline.into()))
+    acquires! {
+        Class::Upgradable;
+        /// Takes an upgradable read: shares with readers, excludes writers and
+        /// other upgradable readers, and may later [`upgrade`](Self::upgrade).
+        lock_upgradable,
+        /// Takes an upgradable read if the word lets one in now.
+        try_lock_upgradable,
+        /// Takes an upgradable read, waiting at most `timeout`.
+        try_lock_upgradable_for,
+        /// Takes an upgradable read, waiting until `deadline` at the latest.
+        try_lock_upgradable_until,
     }
 
     /// Releases an upgradable read.
@@ -501,26 +547,26 @@ impl core::fmt::Debug for RawRwLock {
     }
 }
 
-/// Data guarded by a [`RawRwLock`] (writer-preferring; for the other policy,
-/// `RwLock::from_raw(RawRwLock::with_policy(RwLockPolicy::PreferReaders), data)`).
-///
-/// ```
-/// let config = parklot::RwLock::new(vec![1, 2]);
-/// assert_eq!(config.read().len(), 2);
-/// config.write().push(3);
-/// let up = config.upgradable_read();
-/// let mut w = parklot::RwLockUpgradableReadGuard::upgrade(up);
-/// w.push(4);
-/// assert_eq!(*parklot::RwLockWriteGuard::downgrade(w), [1, 2, 3, 4]);
-/// ```
-#[cfg(not(loom))]
-pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
-/// Proof of a shared hold on an [`RwLock`]; releases it when dropped.
-#[cfg(not(loom))]
-pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
-/// Proof of the exclusive hold on an [`RwLock`]; releases it when dropped.
-#[cfg(not(loom))]
-pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
-/// Proof of an upgradable read of an [`RwLock`]; releases it when dropped.
-#[cfg(not(loom))]
-pub type RwLockUpgradableReadGuard<'a, T> = lock_api::RwLockUpgradableReadGuard<'a, RawRwLock, T>;
+cfg_items! {
+    #[cfg(not(loom))]
+
+    /// Data guarded by a [`RawRwLock`] (writer-preferring; for the other policy,
+    /// `RwLock::from_raw(RawRwLock::with_policy(RwLockPolicy::PreferReaders), data)`).
+    ///
+    /// ```
+    /// let config = parklot::RwLock::new(vec![1, 2]);
+    /// assert_eq!(config.read().len(), 2);
+    /// config.write().push(3);
+    /// let up = config.upgradable_read();
+    /// let mut w = parklot::RwLockUpgradableReadGuard::upgrade(up);
+    /// w.push(4);
+    /// assert_eq!(*parklot::RwLockWriteGuard::downgrade(w), [1, 2, 3, 4]);
+    /// ```
+    pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
+    /// Proof of a shared hold on an [`RwLock`]; releases it when dropped.
+    pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
+    /// Proof of the exclusive hold on an [`RwLock`]; releases it when dropped.
+    pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
+    /// Proof of an upgradable read of an [`RwLock`]; releases it when dropped.
+    pub type RwLockUpgradableReadGuard<'a, T> = lock_api::RwLockUpgradableReadGuard<'a, RawRwLock, T>;
+}

@@ -30,24 +30,14 @@ pub(crate) use loom::thread_local;
 #[cfg(not(loom))]
 pub(crate) use std::thread_local;
 
-/// Gives the CPU to another thread: used between spins of the adaptive locks.
-#[inline]
-pub(crate) fn yield_now() {
-    #[cfg(not(loom))]
-    crate::sys::yield_now();
-    #[cfg(loom)]
-    loom::thread::yield_now();
-}
-
-/// A busy-wait hint (x86 `pause`, ARM `yield`): used where a thread must not
-/// sleep, such as a bucket lock taken by a thread that cannot block.
-#[inline]
-pub(crate) fn spin_loop() {
-    #[cfg(not(loom))]
-    core::hint::spin_loop();
-    #[cfg(loom)]
-    loom::thread::yield_now();
-}
+// `yield_now` gives the CPU to another thread: used between spins of the
+// adaptive locks. `spin_loop` is a busy-wait hint (x86 `pause`, ARM `yield`):
+// used where a thread must not sleep, such as a bucket lock taken by a thread
+// that cannot block. Under loom both yield to the model.
+#[cfg(loom)]
+pub(crate) use loom::thread::{yield_now, yield_now as spin_loop};
+#[cfg(not(loom))]
+pub(crate) use {crate::sys::yield_now, core::hint::spin_loop};
 
 /// A `Copy` value shared between threads but only ever touched by whoever
 /// holds the lock that guards it (a bucket's WordLock, or a WordLock's queue

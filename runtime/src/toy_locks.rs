@@ -118,42 +118,52 @@ pub unsafe trait RawLock: Sync + Send {
     unsafe fn unlock(&self);
 }
 
+/// Implements [`RawLock`] for a lock type (generic over `[...]`) named
+/// `$name`, whose own `new` makes it, and whose `lock` and `unlock` (both
+/// inline: they are the fast paths) run the given blocks with `$this` as
+/// `&self`. Each invocation carries the `// SAFETY:` of its `unsafe impl`.
+macro_rules! raw_lock {
+    (
+        impl[$($generics:tt)*] $t:ty, $name:expr, |$this:ident|
+        lock $lock:block
+        unlock $unlock:block
+    ) => {
+        unsafe impl<$($generics)*> RawLock for $t {
+            const NAME: &'static str = $name;
+
+            fn new() -> Self {
+                Self::new()
+            }
+
+            #[inline]
+            fn lock(&self) {
+                let $this = self;
+                $lock
+            }
+
+            #[inline]
+            unsafe fn unlock(&self) {
+                let $this = self;
+                $unlock
+            }
+        }
+    };
+}
+
 // SAFETY: Lock is the crate's mutual-exclusion lock.
-unsafe impl RawLock for Lock {
-    const NAME: &'static str = "parklot::Lock";
-
-    fn new() -> Self {
-        Lock::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        Lock::lock(self)
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        Lock::unlock(self)
-    }
+raw_lock! {
+    impl[] Lock, "parklot::Lock", |l|
+    lock { Lock::lock(l) }
+    unlock { Lock::unlock(l) }
 }
 
 // SAFETY: WordLock is the crate's mutual-exclusion lock for bucket queues.
-unsafe impl RawLock for WordLock {
-    const NAME: &'static str = "parklot::WordLock";
-
-    fn new() -> Self {
-        WordLock::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        WordLock::lock(self)
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
+raw_lock! {
+    impl[] WordLock, "parklot::WordLock", |l|
+    lock { WordLock::lock(l) }
+    unlock {
         // SAFETY: the caller holds the lock (this method's contract).
-        unsafe { WordLock::unlock(self) }
+        unsafe { WordLock::unlock(l) }
     }
 }
 
@@ -179,6 +189,21 @@ fn cas_relaxed(state: &AtomicU8, from: u8, to: u8) -> bool {
     state
         .compare_exchange_weak(from, to, Ordering::Relaxed, Ordering::Relaxed)
         .is_ok()
+}
+
+/// A toy's fast path: the CAS UNLOCKED (0) → LOCKED, else `slow`.
+#[inline]
+fn lock_or(state: &AtomicU8, slow: impl FnOnce()) {
+    if !cas_acquire(state, UNLOCKED, LOCKED) {
+        slow();
+    }
+}
+
+/// ThunderLock's and CascadeLock's release: swaps in UNLOCKED (Release) and
+/// returns whether threads may be parked (the swap took `LOCKED_PARKED`).
+#[inline]
+fn release_had_parked(state: &AtomicU8) -> bool {
+    state.swap(UNLOCKED, Ordering::Release) == LOCKED_PARKED
 }
 
 /// FUTEX_WAIT on a byte: parks while `state` reads `expected`, checked under
@@ -225,21 +250,12 @@ impl<const PAUSE: bool> SpinLock<PAUSE> {
 
 // SAFETY: only a CAS 0 → 1 takes the lock (Acquire) and only the holder's
 // store of 0 (Release) frees it.
-unsafe impl<const PAUSE: bool> RawLock for SpinLock<PAUSE> {
-    const NAME: &'static str = if PAUSE {
-        "PauseSpinLock"
-    } else {
-        "YieldSpinLock"
-    };
-
-    fn new() -> Self {
-        Self::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        while !cas_acquire(&self.state, 0, 1) {
-            while self.state.load(Ordering::Relaxed) != 0 {
+raw_lock! {
+    impl[const PAUSE: bool] SpinLock<PAUSE>,
+    if PAUSE { "PauseSpinLock" } else { "YieldSpinLock" }, |l|
+    lock {
+        while !cas_acquire(&l.state, 0, 1) {
+            while l.state.load(Ordering::Relaxed) != 0 {
                 if PAUSE {
                     sync::spin_loop();
                 } else {
@@ -248,11 +264,7 @@ unsafe impl<const PAUSE: bool> RawLock for SpinLock<PAUSE> {
             }
         }
     }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        self.state.store(0, Ordering::Release);
-    }
+    unlock { l.state.store(0, Ordering::Release) }
 }
 
 const UNLOCKED: u8 = 0;
@@ -306,24 +318,12 @@ impl ThunderLock {
 // SAFETY: only a CAS from UNLOCKED takes the lock (Acquire) and only the
 // holder's swap to UNLOCKED (Release) frees it. Every thread that parked saw 2
 // under the queue lock; the unlock that swaps that 2 away then unparks all.
-unsafe impl RawLock for ThunderLock {
-    const NAME: &'static str = "ThunderLock";
-
-    fn new() -> Self {
-        Self::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        if !cas_acquire(&self.state, UNLOCKED, LOCKED) {
-            self.lock_slow();
-        }
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        if self.state.swap(UNLOCKED, Ordering::Release) == LOCKED_PARKED {
-            unpark_all(key(&self.state));
+raw_lock! {
+    impl[] ThunderLock, "ThunderLock", |l|
+    lock { lock_or(&l.state, || l.lock_slow()) }
+    unlock {
+        if release_had_parked(&l.state) {
+            unpark_all(key(&l.state));
         }
     }
 }
@@ -368,25 +368,13 @@ impl CascadeLock {
 // (Acquire) and freed only by the holder's swap to UNLOCKED (Release). A
 // parked thread saw 2; the unlock that swaps that 2 away wakes one, which
 // either takes the lock as 2 or sets 2 again before it parks.
-unsafe impl RawLock for CascadeLock {
-    const NAME: &'static str = "CascadeLock";
-
-    fn new() -> Self {
-        Self::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        if !cas_acquire(&self.state, UNLOCKED, LOCKED) {
-            self.lock_slow();
-        }
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        if self.state.swap(UNLOCKED, Ordering::Release) == LOCKED_PARKED {
+raw_lock! {
+    impl[] CascadeLock, "CascadeLock", |l|
+    lock { lock_or(&l.state, || l.lock_slow()) }
+    unlock {
+        if release_had_parked(&l.state) {
             // FUTEX_WAKE 1: no callback needed.
-            unpark_count(key(&self.state), 1);
+            unpark_count(key(&l.state), 1);
         }
     }
 }
@@ -460,29 +448,17 @@ impl HandoffLock {
 
 // SAFETY: the lock is taken by a CAS from 0 (Acquire) or by the handoff token,
 // which the holder gives to one thread instead of freeing the byte.
-unsafe impl RawLock for HandoffLock {
-    const NAME: &'static str = "HandoffLock";
-
-    fn new() -> Self {
-        Self::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        if !cas_acquire(&self.state, 0, LOCKED) {
-            self.lock_slow();
-        }
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
+raw_lock! {
+    impl[] HandoffLock, "HandoffLock", |l|
+    lock { lock_or(&l.state, || l.lock_slow()) }
+    unlock {
         // Strong CAS: a spurious failure would take the slow path for nothing.
-        if self
+        if l
             .state
             .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
             .is_err()
         {
-            self.unlock_slow();
+            l.unlock_slow();
         }
     }
 }
@@ -512,22 +488,10 @@ impl<const SPIN_LIMIT: u32> BargingLock<SPIN_LIMIT> {
 
 // SAFETY: it is a Lock, the crate's mutual-exclusion lock, locked and unlocked
 // only through Lock's own paths.
-unsafe impl<const SPIN_LIMIT: u32> RawLock for BargingLock<SPIN_LIMIT> {
-    const NAME: &'static str = Self::SPELLED.as_str();
-
-    fn new() -> Self {
-        Self::new()
-    }
-
-    #[inline]
-    fn lock(&self) {
-        self.lock.lock_with_spin_limit(SPIN_LIMIT)
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        self.lock.unlock()
-    }
+raw_lock! {
+    impl[const SPIN_LIMIT: u32] BargingLock<SPIN_LIMIT>, Self::SPELLED.as_str(), |l|
+    lock { l.lock.lock_with_spin_limit(SPIN_LIMIT) }
+    unlock { l.lock.unlock() }
 }
 
 /// A `&'static str` built at compile time from a prefix, a number and a suffix.
@@ -610,6 +574,23 @@ pub unsafe trait RawRw: Sync + Send {
     fn has_parked(&self) -> bool;
 }
 
+/// `RawRw`'s takes and releases of each kind of hold (`$lock`, `$unlock`),
+/// forwarded to the wrapped `RawRwLock`'s methods of the same names.
+macro_rules! forward_holds {
+    ($($lock:ident, $unlock:ident);*) => {$(
+        #[inline]
+        fn $lock(&self) {
+            self.0.$lock()
+        }
+
+        #[inline]
+        unsafe fn $unlock(&self) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.$unlock() }
+        }
+    )*};
+}
+
 /// [`RawRwLock`] with its policy fixed in the type, for generic runners.
 #[repr(transparent)]
 pub struct PolicyRwLock<const PREFER_WRITERS: bool>(RawRwLock);
@@ -631,27 +612,7 @@ unsafe impl<const PREFER_WRITERS: bool> RawRw for PolicyRwLock<PREFER_WRITERS> {
         PolicyRwLock(RawRwLock::with_policy(policy))
     }
 
-    #[inline]
-    fn lock_shared(&self) {
-        self.0.lock_shared()
-    }
-
-    #[inline]
-    unsafe fn unlock_shared(&self) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.0.unlock_shared() }
-    }
-
-    #[inline]
-    fn lock_exclusive(&self) {
-        self.0.lock_exclusive()
-    }
-
-    #[inline]
-    unsafe fn unlock_exclusive(&self) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.0.unlock_exclusive() }
-    }
+    forward_holds!(lock_shared, unlock_shared; lock_exclusive, unlock_exclusive);
 
     fn has_parked(&self) -> bool {
         self.0.has_parked()

@@ -17,6 +17,7 @@
 //! it back (no one else can change a word in that state), which is why the
 //! slow paths can store instead of CAS.
 
+use crate::macros::default_and_debug;
 use crate::sync::{self, AtomicPtr, LockedCell, Ordering};
 use crate::sys::Parker;
 use core::ptr;
@@ -181,17 +182,7 @@ impl WordLock {
                 sync::spin_loop();
                 continue;
             }
-            if flags(state) & QUEUE_LOCKED != 0
-                || self
-                    .state
-                    .compare_exchange_weak(
-                        state,
-                        with_flags(state, QUEUE_LOCKED),
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_err()
-            {
+            if flags(state) & QUEUE_LOCKED != 0 || !self.lock_queue(state) {
                 sync::yield_now();
                 continue;
             }
@@ -226,6 +217,21 @@ impl WordLock {
         }
     }
 
+    /// Sets QUEUE_LOCKED if the word is still `state` (which has it clear);
+    /// Acquire: the queue's records are then as their last editor left them.
+    /// May fail spuriously.
+    #[inline]
+    fn lock_queue(&self, state: Word) -> bool {
+        self.state
+            .compare_exchange_weak(
+                state,
+                with_flags(state, QUEUE_LOCKED),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
     #[cold]
     fn unlock_slow(&self) {
         loop {
@@ -255,16 +261,7 @@ impl WordLock {
                 sync::yield_now();
                 continue;
             }
-            if self
-                .state
-                .compare_exchange_weak(
-                    state,
-                    with_flags(state, QUEUE_LOCKED),
-                    Ordering::Acquire,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
+            if self.lock_queue(state) {
                 break;
             }
         }
@@ -290,19 +287,7 @@ impl WordLock {
     }
 }
 
-impl Default for WordLock {
-    fn default() -> Self {
-        WordLock::new()
-    }
-}
-
-impl core::fmt::Debug for WordLock {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("WordLock")
-            .field("locked", &self.is_locked())
-            .finish()
-    }
-}
+default_and_debug!(WordLock { "locked": is_locked });
 
 #[cfg(all(test, not(loom)))]
 mod tests {
@@ -346,26 +331,18 @@ mod tests {
         unsafe impl Sync for Shared {}
         let threads = if cfg!(miri) { 3 } else { 8 };
         let per = if cfg!(miri) { 50 } else { 20_000 };
-        let s = Arc::new(Shared {
+        let s = &Shared {
             lock: WordLock::new(),
             count: 0.into(),
+        };
+        crate::test_util::on_threads(threads, move |_| {
+            for _ in 0..per {
+                s.lock.lock();
+                unsafe { *s.count.get() += 1 };
+                unsafe { s.lock.unlock() };
+            }
         });
-        let hs: Vec<_> = (0..threads)
-            .map(|_| {
-                let s = s.clone();
-                std::thread::spawn(move || {
-                    for _ in 0..per {
-                        s.lock.lock();
-                        unsafe { *s.count.get() += 1 };
-                        unsafe { s.lock.unlock() };
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(unsafe { *s.count.get() }, threads * per);
+        assert_eq!(unsafe { *s.count.get() }, threads as u64 * per);
     }
 
     #[test]

@@ -152,15 +152,18 @@ pub fn free(ptr: u32, bytes: u32, align: u32) {
     unsafe { std::alloc::dealloc(ptr as *mut u8, layout) }
 }
 
-/// The `Lock` at `addr`.
+/// The primitive `T` at `addr`.
 ///
 /// # Safety
-/// `addr` must be the address of a live `Lock` (one byte from [`alloc`],
-/// zeroed or only ever used as a `Lock`) that stays allocated while used.
-unsafe fn lock_at<'a>(addr: u32) -> &'a Lock {
-    // SAFETY: `Lock` is repr(transparent) over one AtomicU8 (size and align 1),
-    // so any live byte is a valid, aligned Lock; the caller vouches it is live.
-    unsafe { &*(addr as *const Lock) }
+/// `addr` must be the address of a live `T`, aligned for it (from [`alloc`];
+/// a `RawRwLock`, `Semaphore` or `Barrier` set up by its `*_init`, a one-byte
+/// `Lock`, `Condition` or `Once` zeroed or only ever used as one), that stays
+/// allocated while used.
+pub(crate) unsafe fn at<'a, T>(addr: u32) -> &'a T {
+    // SAFETY: every primitive is repr(transparent) over its atomic state, so
+    // live, aligned memory used only as a `T` is a valid `T`; the caller
+    // vouches for the rest.
+    unsafe { &*(addr as *const T) }
 }
 
 /// What an acquisition export returns.
@@ -201,12 +204,21 @@ fn took(addr: u32, lock: &Lock) -> u32 {
     }
 }
 
+/// [`took`] if `taken`, else `acquired::NO`.
+fn took_if(taken: bool, addr: u32, lock: &Lock) -> u32 {
+    if taken {
+        took(addr, lock)
+    } else {
+        acquired::NO
+    }
+}
+
 /// Acquires the lock at `addr`, parking the thread while it is held.
 #[wasm_bindgen]
 pub fn lock(addr: u32) -> u32 {
-    // SAFETY (every `lock_at` below): the JS wrapper passes the address of a
+    // SAFETY (every `at::<Lock>` below): the JS wrapper passes the address of a
     // lock it allocated and checked.
-    let lock = unsafe { lock_at(addr) };
+    let lock = unsafe { at::<Lock>(addr) };
     // A free lock is not held by this thread: the list is looked at only
     // when the lock is taken.
     if !lock.try_lock() {
@@ -226,7 +238,7 @@ pub fn lock(addr: u32) -> u32 {
 #[wasm_bindgen]
 pub fn try_lock(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    let lock = unsafe { lock_at(addr) };
+    let lock = unsafe { at::<Lock>(addr) };
     if lock.try_lock() {
         took(addr, lock)
     } else if kinds::is_tombstone(addr) {
@@ -240,7 +252,7 @@ pub fn try_lock(addr: u32) -> u32 {
 #[wasm_bindgen]
 pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    let lock = unsafe { lock_at(addr) };
+    let lock = unsafe { at::<Lock>(addr) };
     if lock.try_lock() {
         return took(addr, lock);
     }
@@ -259,18 +271,14 @@ pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
             true
         }
     };
-    if taken {
-        took(addr, lock)
-    } else {
-        acquired::NO
-    }
+    took_if(taken, addr, lock)
 }
 
 /// Releases the lock at `addr` (fairly: handing it to the oldest waiter),
 /// if this thread holds it.
 fn release(addr: u32, fair: bool) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    let lock = unsafe { lock_at(addr) };
+    let lock = unsafe { at::<Lock>(addr) };
     if !lock.is_locked() {
         return released::NOT_LOCKED;
     }
@@ -310,7 +318,7 @@ pub fn unlock_fair(addr: u32) -> u32 {
 #[wasm_bindgen]
 pub fn is_locked(addr: u32) -> bool {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    unsafe { lock_at(addr) }.is_locked()
+    unsafe { at::<Lock>(addr) }.is_locked()
 }
 
 /// The waiter record at `addr`.
@@ -371,12 +379,8 @@ pub fn waiter_poll(waiter: u32) -> i32 {
 #[wasm_bindgen]
 pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
     // SAFETY: the JS wrapper keeps the record alive and uses it for one wait at a time.
-    let lock = unsafe { lock_at(addr) };
-    if unsafe { lock.lock_async_begin(waiter_at(waiter)) } {
-        took(addr, lock)
-    } else {
-        acquired::NO
-    }
+    let lock = unsafe { at::<Lock>(addr) };
+    took_if(unsafe { lock.lock_async_begin(waiter_at(waiter)) }, addr, lock)
 }
 
 /// Async lock, step 2 (the waiter's word changed): taken, or `acquired::NO`
@@ -384,33 +388,16 @@ pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn lock_async_resume(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for lock_async_begin.
-    let lock = unsafe { lock_at(addr) };
-    if unsafe { lock.lock_async_resume(waiter_at(waiter)) } {
-        took(addr, lock)
-    } else {
-        acquired::NO
-    }
+    let lock = unsafe { at::<Lock>(addr) };
+    took_if(unsafe { lock.lock_async_resume(waiter_at(waiter)) }, addr, lock)
 }
 
 /// Async lock, giving up: taken after all (the caller holds it), or `acquired::NO`.
 #[wasm_bindgen]
 pub fn lock_async_cancel(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for lock_async_begin.
-    let lock = unsafe { lock_at(addr) };
-    if unsafe { lock.lock_async_cancel(waiter_at(waiter)) } {
-        took(addr, lock)
-    } else {
-        acquired::NO
-    }
-}
-
-/// The `Condition` at `addr`.
-///
-/// # Safety
-/// As for [`lock_at`].
-unsafe fn condition_at<'a>(addr: u32) -> &'a Condition {
-    // SAFETY: `Condition` is repr(transparent) over one AtomicU8.
-    unsafe { &*(addr as *const Condition) }
+    let lock = unsafe { at::<Lock>(addr) };
+    took_if(unsafe { lock.lock_async_cancel(waiter_at(waiter)) }, addr, lock)
 }
 
 /// What `condition_wait` returns: bit flags.
@@ -430,7 +417,7 @@ pub mod waited {
 #[wasm_bindgen]
 pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    let lock = unsafe { lock_at(lock_addr) };
+    let lock = unsafe { at::<Lock>(lock_addr) };
     if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {
         return waited::NOT_HELD;
     }
@@ -438,7 +425,7 @@ pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
     // While waiting, this thread does not hold the lock.
     threads::let_go(lock_addr);
     // SAFETY: this thread holds the lock (checked above).
-    let Ok(notified) = (unsafe { condition_at(cond).try_wait_raw(lock, deadline) }) else {
+    let Ok(notified) = (unsafe { at::<Condition>(cond).try_wait_raw(lock, deadline) }) else {
         threads::took(lock_addr); // refused: still held
         return waited::WRONG_LOCK;
     };
@@ -454,14 +441,14 @@ pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
 #[wasm_bindgen]
 pub fn condition_notify_one(cond: u32) -> bool {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    unsafe { condition_at(cond) }.notify_one()
+    unsafe { at::<Condition>(cond) }.notify_one()
 }
 
 /// Wakes every waiter; how many.
 #[wasm_bindgen]
 pub fn condition_notify_all(cond: u32) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    unsafe { condition_at(cond) }.notify_all() as u32
+    unsafe { at::<Condition>(cond) }.notify_all() as u32
 }
 
 /// Async wait: queues `waiter`, then releases the lock, which this thread
@@ -470,12 +457,12 @@ pub fn condition_notify_all(cond: u32) -> u32 {
 #[wasm_bindgen]
 pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    let lock = unsafe { lock_at(lock_addr) };
+    let lock = unsafe { at::<Lock>(lock_addr) };
     if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {
         return waited::NOT_HELD;
     }
     // SAFETY: this thread holds the lock (checked above); record as for lock_async_begin.
-    match unsafe { condition_at(cond).wait_async_begin(lock, waiter_at(waiter)) } {
+    match unsafe { at::<Condition>(cond).wait_async_begin(lock, waiter_at(waiter)) } {
         Ok(()) => {
             threads::let_go(lock_addr);
             0
@@ -488,7 +475,7 @@ pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> u32
 #[wasm_bindgen]
 pub fn condition_wait_async_cancel(cond: u32, waiter: u32) -> bool {
     // SAFETY: as for condition_wait_async_begin.
-    unsafe { condition_at(cond).wait_async_cancel(waiter_at(waiter)) }
+    unsafe { at::<Condition>(cond).wait_async_cancel(waiter_at(waiter)) }
 }
 
 /// # Safety
@@ -558,7 +545,7 @@ pub fn atomics_wait_async_cancel(addr: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn lock_increment_loop(lock_addr: u32, counter_addr: u32, iterations: u32) {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
-    let lock = unsafe { lock_at(lock_addr) };
+    let lock = unsafe { at::<Lock>(lock_addr) };
     let counter = counter_addr as *mut u64;
     for _ in 0..iterations {
         lock.lock();

@@ -10,22 +10,13 @@
 //! not recorded.
 
 use crate::threads::{self, Hold};
-use crate::{acquired, owner_died, released, timeout, waiter_at};
+use crate::{acquired, at, owner_died, released, timeout, waiter_at};
+use parklot::parking_lot::AsyncWaiter;
 use parklot::{
     Barrier, BarrierError, BarrierWaitResult, Once, OnceBegin, OnceState, RawRwLock, RwLockPolicy,
     Semaphore,
 };
 use wasm_bindgen::prelude::*;
-
-/// The `RawRwLock` at `addr`.
-///
-/// # Safety
-/// `addr` is the 4-byte-aligned address of a live `RawRwLock` (from `alloc`,
-/// set up by [`rwlock_init`]) that stays allocated while used.
-unsafe fn rwlock_at<'a>(addr: u32) -> &'a RawRwLock {
-    // SAFETY: the caller's contract; RawRwLock is repr(transparent) over an AtomicU32.
-    unsafe { &*(addr as *const RawRwLock) }
-}
 
 fn yes_no(taken: bool) -> u32 {
     if taken {
@@ -46,6 +37,44 @@ pub mod rw_mode {
     pub const UPGRADABLE: u32 = 2;
     /// The write lock, from this thread's upgradable read (acquisitions only).
     pub const UPGRADE: u32 = 3;
+}
+
+/// One of a reader-writer lock's asynchronous steps (`RawRwLock`'s
+/// `*_async_begin`, `*_async_resume`, `*_async_cancel`), with their contracts.
+type AsyncStep = unsafe fn(&RawRwLock, &AsyncWaiter) -> bool;
+
+/// The three asynchronous steps of one mode's acquisition.
+struct AsyncSteps {
+    begin: AsyncStep,
+    resume: AsyncStep,
+    cancel: AsyncStep,
+}
+
+/// The asynchronous steps of `mode` (`rw_mode::UPGRADE` for any mode past
+/// `UPGRADABLE`: the exports refuse those before the first step).
+fn async_steps(mode: u32) -> AsyncSteps {
+    match mode {
+        rw_mode::READ => AsyncSteps {
+            begin: RawRwLock::lock_shared_async_begin,
+            resume: RawRwLock::lock_shared_async_resume,
+            cancel: RawRwLock::lock_shared_async_cancel,
+        },
+        rw_mode::WRITE => AsyncSteps {
+            begin: RawRwLock::lock_exclusive_async_begin,
+            resume: RawRwLock::lock_exclusive_async_resume,
+            cancel: RawRwLock::lock_exclusive_async_cancel,
+        },
+        rw_mode::UPGRADABLE => AsyncSteps {
+            begin: RawRwLock::lock_upgradable_async_begin,
+            resume: RawRwLock::lock_upgradable_async_resume,
+            cancel: RawRwLock::lock_upgradable_async_cancel,
+        },
+        _ => AsyncSteps {
+            begin: RawRwLock::upgrade_async_begin,
+            resume: RawRwLock::upgrade_async_resume,
+            cancel: RawRwLock::upgrade_async_cancel,
+        },
+    }
 }
 
 /// The hold `mode` gives at `addr` (an upgrade gives the write lock);
@@ -147,7 +176,7 @@ pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
         return acquired::NOT_HELD; // no such mode: nothing done
     }
     // SAFETY: an address the JS wrapper checked (module docs).
-    let l = unsafe { rwlock_at(addr) };
+    let l = unsafe { at::<RawRwLock>(addr) };
     if mode == rw_mode::UPGRADE {
         if let Err(code) = may_wait_for(l, addr, mode) {
             return code;
@@ -199,7 +228,7 @@ pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
 #[wasm_bindgen]
 pub fn rwlock_release(addr: u32, mode: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let l = unsafe { rwlock_at(addr) };
+    let l = unsafe { at::<RawRwLock>(addr) };
     let Some(hold) = hold_of(mode, addr).filter(|_| mode != rw_mode::UPGRADE) else {
         return released::NOT_LOCKED;
     };
@@ -229,7 +258,7 @@ pub fn rwlock_release(addr: u32, mode: u32) -> u32 {
 #[wasm_bindgen]
 pub fn rwlock_downgrade(addr: u32, from: u32, to: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let l = unsafe { rwlock_at(addr) };
+    let l = unsafe { at::<RawRwLock>(addr) };
     let (Some(had), Some(gets)) = (hold_of(from, addr), hold_of(to, addr)) else {
         return released::NOT_LOCKED;
     };
@@ -274,7 +303,7 @@ pub mod rw_state {
 #[wasm_bindgen]
 pub fn rwlock_state(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let l = unsafe { rwlock_at(addr) };
+    let l = unsafe { at::<RawRwLock>(addr) };
     let h = l.holders(); // one load: the flags and the count agree
     let mut s = h.readers.min(u32::MAX >> 3) << 3;
     if h.readers > 0 {
@@ -298,7 +327,7 @@ pub fn rwlock_state(addr: u32) -> u32 {
 pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
-    let (l, w) = unsafe { (rwlock_at(addr), waiter_at(waiter)) };
+    let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
     if mode > rw_mode::UPGRADE {
         return acquired::NOT_HELD; // no such mode: nothing queued
     }
@@ -308,32 +337,16 @@ pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
         }
     }
     // SAFETY: as above; an upgrade's upgradable read is held (checked above).
-    let taken = unsafe {
-        match mode {
-            rw_mode::READ => l.lock_shared_async_begin(w),
-            rw_mode::WRITE => l.lock_exclusive_async_begin(w),
-            rw_mode::UPGRADABLE => l.lock_upgradable_async_begin(w),
-            _ => l.upgrade_async_begin(w),
-        }
-    };
-    took_if(taken, addr, mode)
+    took_if(unsafe { (async_steps(mode).begin)(l, w) }, addr, mode)
 }
 
 /// Async step 2 (the waiter's word changed): taken, or `acquired::NO` and queued again.
 #[wasm_bindgen]
 pub fn rwlock_async_resume(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: as for rwlock_async_begin.
-    let (l, w) = unsafe { (rwlock_at(addr), waiter_at(waiter)) };
+    let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
     // SAFETY: as above; the record was queued by rwlock_async_begin for `mode`.
-    let taken = unsafe {
-        match mode {
-            rw_mode::READ => l.lock_shared_async_resume(w),
-            rw_mode::WRITE => l.lock_exclusive_async_resume(w),
-            rw_mode::UPGRADABLE => l.lock_upgradable_async_resume(w),
-            _ => l.upgrade_async_resume(w),
-        }
-    };
-    took_if(taken, addr, mode)
+    took_if(unsafe { (async_steps(mode).resume)(l, w) }, addr, mode)
 }
 
 /// Async, giving up: taken after all (the caller holds it), or
@@ -341,26 +354,9 @@ pub fn rwlock_async_resume(addr: u32, mode: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn rwlock_async_cancel(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: as for rwlock_async_begin.
-    let (l, w) = unsafe { (rwlock_at(addr), waiter_at(waiter)) };
+    let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
     // SAFETY: as above; the attempt has not ended.
-    let taken = unsafe {
-        match mode {
-            rw_mode::READ => l.lock_shared_async_cancel(w),
-            rw_mode::WRITE => l.lock_exclusive_async_cancel(w),
-            rw_mode::UPGRADABLE => l.lock_upgradable_async_cancel(w),
-            _ => l.upgrade_async_cancel(w),
-        }
-    };
-    took_if(taken, addr, mode)
-}
-
-/// The `Semaphore` at `addr`.
-///
-/// # Safety
-/// As for [`rwlock_at`], for a semaphore set up by [`semaphore_init`].
-unsafe fn semaphore_at<'a>(addr: u32) -> &'a Semaphore {
-    // SAFETY: the caller's contract; Semaphore is repr(transparent) over an AtomicU32.
-    unsafe { &*(addr as *const Semaphore) }
+    took_if(unsafe { (async_steps(mode).cancel)(l, w) }, addr, mode)
 }
 
 /// Sets up the semaphore at `addr` with `permits` (at most `MAX_PERMITS`,
@@ -375,7 +371,7 @@ pub fn semaphore_init(addr: u32, permits: u32) {
 #[wasm_bindgen]
 pub fn semaphore_acquire_for(addr: u32, n: u32, timeout_ms: f64) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let s = unsafe { semaphore_at(addr) };
+    let s = unsafe { at::<Semaphore>(addr) };
     yes_no(match timeout(timeout_ms) {
         None => {
             s.acquire(n);
@@ -389,14 +385,14 @@ pub fn semaphore_acquire_for(addr: u32, n: u32, timeout_ms: f64) -> u32 {
 #[wasm_bindgen]
 pub fn semaphore_release(addr: u32, n: u32) -> bool {
     // SAFETY: an address the JS wrapper checked (module docs).
-    unsafe { semaphore_at(addr) }.try_release(n)
+    unsafe { at::<Semaphore>(addr) }.try_release(n)
 }
 
 /// The free permits (a snapshot).
 #[wasm_bindgen]
 pub fn semaphore_available(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    unsafe { semaphore_at(addr) }.available()
+    unsafe { at::<Semaphore>(addr) }.available()
 }
 
 /// Async acquire of `n` permits, step 1: taken now, or `acquired::NO` and
@@ -405,7 +401,7 @@ pub fn semaphore_available(addr: u32) -> u32 {
 pub fn semaphore_async_begin(addr: u32, n: u32, waiter: u32) -> u32 {
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
-    let (s, w) = unsafe { (semaphore_at(addr), waiter_at(waiter)) };
+    let (s, w) = unsafe { (at::<Semaphore>(addr), waiter_at(waiter)) };
     // SAFETY: as above.
     yes_no(unsafe { s.acquire_async_begin(n, w) })
 }
@@ -414,7 +410,7 @@ pub fn semaphore_async_begin(addr: u32, n: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn semaphore_async_resume(addr: u32, n: u32, waiter: u32) -> u32 {
     // SAFETY: as for semaphore_async_begin.
-    let (s, w) = unsafe { (semaphore_at(addr), waiter_at(waiter)) };
+    let (s, w) = unsafe { (at::<Semaphore>(addr), waiter_at(waiter)) };
     // SAFETY: as above; queued by semaphore_async_begin with the same `n`.
     yes_no(unsafe { s.acquire_async_resume(n, w) })
 }
@@ -423,7 +419,7 @@ pub fn semaphore_async_resume(addr: u32, n: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn semaphore_async_cancel(addr: u32, n: u32, waiter: u32) -> u32 {
     // SAFETY: as for semaphore_async_begin.
-    let (s, w) = unsafe { (semaphore_at(addr), waiter_at(waiter)) };
+    let (s, w) = unsafe { (at::<Semaphore>(addr), waiter_at(waiter)) };
     // SAFETY: as above; the attempt has not ended.
     yes_no(unsafe { s.acquire_async_cancel(n, w) })
 }
@@ -463,7 +459,7 @@ fn barrier_code(r: Result<BarrierWaitResult, BarrierError>) -> u32 {
 #[wasm_bindgen]
 pub fn barrier_wait(addr: u32, timeout_ms: f64) -> u32 {
     // SAFETY: an address the JS wrapper checked, of a barrier it set up.
-    let b = unsafe { barrier_at(addr) };
+    let b = unsafe { at::<Barrier>(addr) };
     barrier_code(match timeout(timeout_ms) {
         Some(t) => b.wait_for(t),
         None => b.wait_checked(),
@@ -475,23 +471,14 @@ pub fn barrier_wait(addr: u32, timeout_ms: f64) -> u32 {
 #[wasm_bindgen]
 pub fn barrier_reset(addr: u32) {
     // SAFETY: as for barrier_wait.
-    unsafe { barrier_at(addr) }.reset()
+    unsafe { at::<Barrier>(addr) }.reset()
 }
 
 /// Whether the barrier at `addr` is broken.
 #[wasm_bindgen]
 pub fn barrier_is_broken(addr: u32) -> bool {
     // SAFETY: as for barrier_wait.
-    unsafe { barrier_at(addr) }.is_broken()
-}
-
-/// The `Barrier` at `addr`.
-///
-/// # Safety
-/// As for [`rwlock_at`], for a barrier set up by [`barrier_init`].
-unsafe fn barrier_at<'a>(addr: u32) -> &'a Barrier {
-    // SAFETY: the caller's contract.
-    unsafe { &*(addr as *const Barrier) }
+    unsafe { at::<Barrier>(addr) }.is_broken()
 }
 
 /// Async barrier wait, step 1: `LEADER`, `BROKEN`, or `QUEUED` (`waiter`
@@ -500,7 +487,7 @@ unsafe fn barrier_at<'a>(addr: u32) -> &'a Barrier {
 pub fn barrier_async_begin(addr: u32, waiter: u32) -> u32 {
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
-    let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
+    let (b, w) = unsafe { (at::<Barrier>(addr), waiter_at(waiter)) };
     // SAFETY: as above.
     unsafe { b.wait_async_begin(w) }.map_or(barrier_result::QUEUED, barrier_code)
 }
@@ -509,7 +496,7 @@ pub fn barrier_async_begin(addr: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn barrier_async_resume(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for barrier_async_begin.
-    let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
+    let (b, w) = unsafe { (at::<Barrier>(addr), waiter_at(waiter)) };
     // SAFETY: as above; queued by barrier_async_begin.
     unsafe { b.wait_async_resume(w) }.map_or(barrier_result::QUEUED, barrier_code)
 }
@@ -519,19 +506,9 @@ pub fn barrier_async_resume(addr: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn barrier_async_cancel(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for barrier_async_begin.
-    let (b, w) = unsafe { (barrier_at(addr), waiter_at(waiter)) };
+    let (b, w) = unsafe { (at::<Barrier>(addr), waiter_at(waiter)) };
     // SAFETY: as above; the record is queued and its wait not ended.
     barrier_code(unsafe { b.wait_async_cancel(w) })
-}
-
-/// The `Once` at `addr`.
-///
-/// # Safety
-/// `addr` is the address of a live `Once` (one byte from `alloc`, zeroed or
-/// only ever used as a `Once`) that stays allocated while used.
-unsafe fn once_at<'a>(addr: u32) -> &'a Once {
-    // SAFETY: the caller's contract; Once is repr(transparent) over one AtomicU8.
-    unsafe { &*(addr as *const Once) }
 }
 
 /// What [`once_begin`] found.
@@ -556,7 +533,7 @@ pub mod once_begun {
 #[wasm_bindgen]
 pub fn once_begin(addr: u32, force: bool) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let o = unsafe { once_at(addr) };
+    let o = unsafe { at::<Once>(addr) };
     match o.try_begin(force) {
         OnceBegin::Done => once_begun::DONE,
         OnceBegin::Poisoned => once_begun::POISONED,
@@ -580,7 +557,7 @@ pub fn once_begin(addr: u32, force: bool) -> u32 {
 #[wasm_bindgen]
 pub fn once_finish(addr: u32, completed: bool) -> bool {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let o = unsafe { once_at(addr) };
+    let o = unsafe { at::<Once>(addr) };
     let mine =
         threads::remove(Hold::OnceRun(addr)).unwrap_or_else(|| o.state() == OnceState::InProgress);
     if mine {
@@ -595,7 +572,7 @@ pub fn once_finish(addr: u32, completed: bool) -> bool {
 #[wasm_bindgen]
 pub fn once_wait(addr: u32, timeout_ms: f64) -> bool {
     // SAFETY: an address the JS wrapper checked (module docs).
-    let o = unsafe { once_at(addr) };
+    let o = unsafe { at::<Once>(addr) };
     let deadline = timeout(timeout_ms).and_then(|t| parklot::Instant::now().checked_add(t));
     o.wait_while_running(deadline)
 }
@@ -606,7 +583,7 @@ pub fn once_wait(addr: u32, timeout_ms: f64) -> bool {
 pub fn once_wait_async_begin(addr: u32, waiter: u32) -> bool {
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
-    let (o, w) = unsafe { (once_at(addr), waiter_at(waiter)) };
+    let (o, w) = unsafe { (at::<Once>(addr), waiter_at(waiter)) };
     // SAFETY: as above.
     unsafe { o.wait_async_begin(w) }
 }
@@ -615,7 +592,7 @@ pub fn once_wait_async_begin(addr: u32, waiter: u32) -> bool {
 #[wasm_bindgen]
 pub fn once_wait_async_cancel(addr: u32, waiter: u32) -> bool {
     // SAFETY: as for once_wait_async_begin.
-    let (o, w) = unsafe { (once_at(addr), waiter_at(waiter)) };
+    let (o, w) = unsafe { (at::<Once>(addr), waiter_at(waiter)) };
     // SAFETY: as above; queued by once_wait_async_begin, not settled.
     unsafe { o.wait_async_cancel(w) }
 }
@@ -624,7 +601,7 @@ pub fn once_wait_async_cancel(addr: u32, waiter: u32) -> bool {
 #[wasm_bindgen]
 pub fn once_state(addr: u32) -> u32 {
     // SAFETY: an address the JS wrapper checked (module docs).
-    match unsafe { once_at(addr) }.state() {
+    match unsafe { at::<Once>(addr) }.state() {
         OnceState::New => 0,
         OnceState::Poisoned => 1,
         OnceState::InProgress => 2,

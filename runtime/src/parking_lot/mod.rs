@@ -106,6 +106,51 @@ pub struct UnparkResult {
     pub time_to_be_fair: bool,
 }
 
+/// The public forms of a park that owes something (see [`park_owing`]),
+/// each with its doc: `spin` first or not, keep the token's debt until
+/// [`settled`] (`settle_later`) or not. Each one's safety contract is
+/// [`park_owing`]'s, plus what its doc adds.
+macro_rules! park_variant {
+    ($(#[$doc:meta])* $name:ident: spin $spin:literal, settle_later $settle_later:literal) => {
+        $(#[$doc])*
+        pub unsafe fn $name(
+            key: usize,
+            validate: impl FnOnce() -> bool,
+            before_sleep: impl FnOnce(),
+            timed_out: impl FnOnce(usize, bool),
+            deadline: Option<Instant>,
+            owed: Owed,
+        ) -> ParkResult {
+            let (spin, settle_later) = ($spin, $settle_later);
+            with_thread_data(|me| {
+                // SAFETY: a thread parks once at a time, so its record is not queued.
+                let waits = if settle_later {
+                    Waits::ThreadSettlingLater
+                } else {
+                    Waits::Thread
+                };
+                if !unsafe { enqueue(key, validate, me, owed, waits, deadline) } {
+                    return ParkResult::Invalid;
+                }
+                before_sleep();
+                let woken = match deadline {
+                    None => {
+                        me.parker.park(spin);
+                        true
+                    }
+                    Some(deadline) => me.parker.park_until(deadline.as_nanos(), spin),
+                };
+                if woken {
+                    // SAFETY: we observed the claim (Acquire).
+                    return ParkResult::Unparked(unsafe { me.take_token(settle_later) });
+                }
+                // SAFETY: `me` was queued above; `park` finishes an in-flight wakeup.
+                unsafe { leave_queue(me, timed_out, || me.parker.park(false), settle_later) }
+            })
+        }
+    };
+}
+
 /// Parks the current thread in the queue for `key`, if `validate` agrees.
 ///
 /// 1. Locks `key`'s queue and calls `validate`. If it returns false, unlocks
@@ -152,152 +197,52 @@ pub unsafe fn park_conditionally(
     }
 }
 
-/// [`park_conditionally`] for a wait that owes the other waiters something if
-/// this thread is reaped while queued or before it acts on its wakeup
-/// (`owed`: a lock's next waiter must be woken in its place).
-///
-/// # Safety
-/// As for [`park_conditionally`]; `owed.abandon`'s functions as their docs
-/// say, and `owed.object` is valid for them until every waiter that owes it
-/// has settled or been reaped.
-pub unsafe fn park_owing(
-    key: usize,
-    validate: impl FnOnce() -> bool,
-    before_sleep: impl FnOnce(),
-    timed_out: impl FnOnce(usize, bool),
-    deadline: Option<Instant>,
-    owed: Owed,
-) -> ParkResult {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        park_inner(
-            key,
-            validate,
-            before_sleep,
-            timed_out,
-            deadline,
-            owed,
-            false,
-            false,
-        )
-    }
+park_variant! {
+    /// [`park_conditionally`] for a wait that owes the other waiters something if
+    /// this thread is reaped while queued or before it acts on its wakeup
+    /// (`owed`: a lock's next waiter must be woken in its place).
+    ///
+    /// # Safety
+    /// As for [`park_conditionally`]; `owed.abandon`'s functions as their docs
+    /// say, and `owed.object` is valid for them until every waiter that owes it
+    /// has settled or been reaped.
+    park_owing: spin false, settle_later false
 }
 
-/// [`park_owing`] for a wait whose wakeup is likely to come soon and is
-/// worth being awake for: once queued, the thread watches its record for a
-/// short, adaptive while before it sleeps (`sys/spin.rs`), so that a wakeup
-/// within it costs neither side a system call. For waits that another
-/// thread ends on purpose (futex waits, condition waits). Not for a lock's
-/// waiters: a lock spins before it queues, and a waiter that comes back at
-/// once after every unlock keeps the holder on its slow path (measured: a
-/// contended Lock in wasm fell from 104 to 30 million acquisitions a second).
-///
-/// # Safety
-/// As for [`park_owing`].
-pub unsafe fn park_owing_spinning(
-    key: usize,
-    validate: impl FnOnce() -> bool,
-    before_sleep: impl FnOnce(),
-    timed_out: impl FnOnce(usize, bool),
-    deadline: Option<Instant>,
-    owed: Owed,
-) -> ParkResult {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        park_inner(
-            key,
-            validate,
-            before_sleep,
-            timed_out,
-            deadline,
-            owed,
-            true,
-            false,
-        )
-    }
+park_variant! {
+    /// [`park_owing`] for a wait whose wakeup is likely to come soon and is
+    /// worth being awake for: once queued, the thread watches its record for a
+    /// short, adaptive while before it sleeps (`sys/spin.rs`), so that a wakeup
+    /// within it costs neither side a system call. For waits that another
+    /// thread ends on purpose (futex waits, condition waits). Not for a lock's
+    /// waiters: a lock spins before it queues, and a waiter that comes back at
+    /// once after every unlock keeps the holder on its slow path (measured: a
+    /// contended Lock in wasm fell from 104 to 30 million acquisitions a second).
+    ///
+    /// # Safety
+    /// As for [`park_owing`].
+    park_owing_spinning: spin true, settle_later false
 }
 
-/// [`park_owing`] whose debt outlives the wakeup: after an `Unparked` result
-/// the token stays on record as not yet acted on, so that a reaper who finds
-/// this thread gone passes it on (`owed.abandon.claimed`) as it would a
-/// token never taken, until the thread calls [`settled`]. For a primitive
-/// whose wakeup leaves state behind that only the woken thread clears (a
-/// lock's "a woken waiter is on its way" bit): it clears that state, then
-/// calls `settled`, so that a thread that dies in between is still reaped.
-///
-/// # Safety
-/// As for [`park_owing`]; after an `Unparked` result the thread calls
-/// [`settled`] before it parks again.
-pub unsafe fn park_owing_until_settled(
-    key: usize,
-    validate: impl FnOnce() -> bool,
-    before_sleep: impl FnOnce(),
-    timed_out: impl FnOnce(usize, bool),
-    deadline: Option<Instant>,
-    owed: Owed,
-) -> ParkResult {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        park_inner(
-            key,
-            validate,
-            before_sleep,
-            timed_out,
-            deadline,
-            owed,
-            false,
-            true,
-        )
-    }
+park_variant! {
+    /// [`park_owing`] whose debt outlives the wakeup: after an `Unparked` result
+    /// the token stays on record as not yet acted on, so that a reaper who finds
+    /// this thread gone passes it on (`owed.abandon.claimed`) as it would a
+    /// token never taken, until the thread calls [`settled`]. For a primitive
+    /// whose wakeup leaves state behind that only the woken thread clears (a
+    /// lock's "a woken waiter is on its way" bit): it clears that state, then
+    /// calls `settled`, so that a thread that dies in between is still reaped.
+    ///
+    /// # Safety
+    /// As for [`park_owing`]; after an `Unparked` result the thread calls
+    /// [`settled`] before it parks again.
+    park_owing_until_settled: spin false, settle_later true
 }
 
 /// Ends the debt of this thread's last [`park_owing_until_settled`] wakeup:
 /// it has acted on its token, and a reaper has nothing left to pass on.
 pub fn settled() {
     with_thread_data(|me| me.token_pending.store(false, Ordering::Relaxed));
-}
-
-/// [`park_owing`], spinning first if `spin`, keeping the token's debt until
-/// [`settled`] if `settle_later`.
-///
-/// # Safety
-/// As for [`park_owing`].
-#[allow(clippy::too_many_arguments)] // the public park_* functions name each combination
-unsafe fn park_inner(
-    key: usize,
-    validate: impl FnOnce() -> bool,
-    before_sleep: impl FnOnce(),
-    timed_out: impl FnOnce(usize, bool),
-    deadline: Option<Instant>,
-    owed: Owed,
-    spin: bool,
-    settle_later: bool,
-) -> ParkResult {
-    with_thread_data(|me| {
-        // SAFETY: a thread parks once at a time, so its record is not queued.
-        let waits = if settle_later {
-            Waits::ThreadSettlingLater
-        } else {
-            Waits::Thread
-        };
-        if !unsafe { enqueue(key, validate, me, owed, waits, deadline) } {
-            return ParkResult::Invalid;
-        }
-        before_sleep();
-        let woken = match deadline {
-            None => {
-                me.parker.park(spin);
-                true
-            }
-            Some(deadline) => me.parker.park_until(deadline.as_nanos(), spin),
-        };
-        if woken {
-            // SAFETY: we observed the claim (Acquire).
-            return ParkResult::Unparked(unsafe { me.take_token(settle_later) });
-        }
-        // SAFETY: `me` was queued above; `park` finishes an in-flight wakeup.
-        unsafe { leave_queue(me, timed_out, || me.parker.park(false), settle_later) }
-    })
 }
 
 /// Locks `key`'s queue, runs `validate`, and if it agrees queues `me`
@@ -705,7 +650,17 @@ pub(super) mod tests {
         let key = &flag as *const AtomicBool as usize;
         let start = Instant::now();
         let deadline = start + Duration::from_millis(20);
+        let (r, last) = park_timing_out(key, deadline);
+        assert_eq!(r, ParkResult::TimedOut);
+        assert!(Instant::now() >= deadline, "returned early");
+        assert_eq!(last, Some((key, true)));
+    }
+
+    /// Parks on `key` until `deadline`, returning the result and what
+    /// `timed_out` was told (key, was_last), if it ran.
+    fn park_timing_out(key: usize, deadline: Instant) -> (ParkResult, Option<(usize, bool)>) {
         let mut last = None;
+        // SAFETY: the callbacks only record; they neither panic nor park.
         let r = unsafe {
             park_conditionally(
                 key,
@@ -715,9 +670,7 @@ pub(super) mod tests {
                 Some(deadline),
             )
         };
-        assert_eq!(r, ParkResult::TimedOut);
-        assert!(Instant::now() >= deadline, "returned early");
-        assert_eq!(last, Some((key, true)));
+        (r, last)
     }
 
     #[test]
@@ -725,18 +678,9 @@ pub(super) mod tests {
         let word = Box::new(0u64);
         let key = &*word as *const u64 as usize;
         let long = park_one(key, &Arc::new(AtomicU32::new(0)), None);
-        let mut last = None;
-        let r = unsafe {
-            park_conditionally(
-                key,
-                || true,
-                || {},
-                |_, w| last = Some(w),
-                Some(Instant::now() + Duration::from_millis(5)),
-            )
-        };
+        let (r, last) = park_timing_out(key, Instant::now() + Duration::from_millis(5));
         assert_eq!(r, ParkResult::TimedOut);
-        assert_eq!(last, Some(false));
+        assert_eq!(last, Some((key, false)));
         assert_eq!(unpark_all(key), 1);
         assert!(long.join().unwrap().0.is_unparked());
     }

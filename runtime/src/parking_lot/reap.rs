@@ -117,14 +117,21 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
     use std::sync::mpsc;
 
-    static CLAIMED: AtomicUsize = AtomicUsize::new(0);
-    static COUNTING: Abandon = Abandon {
-        dequeued: |_, _| {},
-        settle: |_| {},
-        claimed: |_, token| {
-            CLAIMED.fetch_add(token, Ordering::SeqCst);
-        },
-    };
+    /// A debt that only counts the tokens a reaper passes on, in `$counter`.
+    macro_rules! counting {
+        ($abandon:ident into $counter:ident) => {
+            static $counter: AtomicUsize = AtomicUsize::new(0);
+            static $abandon: Abandon = Abandon {
+                dequeued: |_, _| {},
+                settle: |_| {},
+                claimed: |_, token| {
+                    $counter.fetch_add(token, Ordering::SeqCst);
+                },
+            };
+        };
+    }
+
+    counting!(COUNTING into CLAIMED);
 
     /// A thread parks with a debt that outlives its wakeup and is woken with
     /// token 7; the reaper then looks at its record, before or after the
@@ -169,14 +176,7 @@ mod tests {
         passed_on
     }
 
-    static ASYNC_CLAIMED: AtomicUsize = AtomicUsize::new(0);
-    static COUNTING_ASYNC: Abandon = Abandon {
-        dequeued: |_, _| {},
-        settle: |_| {},
-        claimed: |_, token| {
-            ASYNC_CLAIMED.fetch_add(token, Ordering::SeqCst);
-        },
-    };
+    counting!(COUNTING_ASYNC into ASYNC_CLAIMED);
 
     /// An async record's owner may see a claim from the record's word alone
     /// and never poll the token (the JS side of a futex wait does). Queued

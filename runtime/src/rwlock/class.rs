@@ -124,27 +124,20 @@ impl Class {
 /// (released, which wakes whoever is next); a wake to compete, that wake
 /// (the lock is taken and released if free, which passes it on).
 static ABANDON: [Abandon; 4] = [
-    Abandon {
-        dequeued: abandon_dequeued::<0>,
-        settle: abandon_settle,
-        claimed: abandon_claimed::<0>,
-    },
-    Abandon {
-        dequeued: abandon_dequeued::<1>,
-        settle: abandon_settle,
-        claimed: abandon_claimed::<1>,
-    },
-    Abandon {
-        dequeued: abandon_dequeued::<2>,
-        settle: abandon_settle,
-        claimed: abandon_claimed::<2>,
-    },
-    Abandon {
-        dequeued: abandon_dequeued::<3>,
-        settle: abandon_settle,
-        claimed: abandon_claimed::<3>,
-    },
+    abandon_of::<0>(),
+    abandon_of::<1>(),
+    abandon_of::<2>(),
+    abandon_of::<3>(),
 ];
+
+/// The debt of the waiters of class index `CLASS` (`ABANDON`'s order).
+const fn abandon_of<const CLASS: u8>() -> Abandon {
+    Abandon {
+        dequeued: abandon_dequeued::<CLASS>,
+        settle: abandon_settle,
+        claimed: abandon_claimed::<CLASS>,
+    }
+}
 
 /// The lock a reaped waiter was queued on.
 fn owed_rwlock<'a>(object: *const ()) -> &'a RawRwLock {

@@ -19,6 +19,52 @@ fn or_keep(done: bool, kept: GuardSend) -> Result<GuardSend, GuardSend> {
     }
 }
 
+/// lock_api's methods that forward to ours of the same name, the guard
+/// carrying no state: `take` (lock, try, unlock: one way to hold the lock),
+/// `timed` (try for a `Duration`, until an `Instant`), `unlock` (release),
+/// `change` (turn one hold into another).
+macro_rules! forward {
+    (take $lock:ident, $try:ident, $unlock:ident) => {
+        #[inline]
+        fn $lock(&self) -> GuardSend {
+            RawRwLock::$lock(self);
+            g()
+        }
+
+        #[inline]
+        fn $try(&self) -> Option<GuardSend> {
+            RawRwLock::$try(self).then(g)
+        }
+
+        forward!(unlock $unlock);
+    };
+    (timed $for:ident, $until:ident) => {
+        #[inline]
+        fn $for(&self, timeout: Duration) -> Option<GuardSend> {
+            RawRwLock::$for(self, timeout).then(g)
+        }
+
+        #[inline]
+        fn $until(&self, deadline: Instant) -> Option<GuardSend> {
+            RawRwLock::$until(self, deadline).then(g)
+        }
+    };
+    (unlock $($unlock:ident),*) => {$(
+        #[inline]
+        unsafe fn $unlock(&self, _guard: GuardSend) {
+            // SAFETY: forwarded from the caller.
+            unsafe { RawRwLock::$unlock(self) }
+        }
+    )*};
+    (change $($change:ident),*) => {$(
+        unsafe fn $change(&self, _guard: GuardSend) -> GuardSend {
+            // SAFETY: forwarded from the caller.
+            unsafe { RawRwLock::$change(self) };
+            g()
+        }
+    )*};
+}
+
 // SAFETY: a shared lock is returned only once READERS counts us and no
 // WRITER is set; an exclusive one only once WRITER is ours and READERS is
 // 0; only holders release, and every acquisition is Acquire, every
@@ -29,39 +75,8 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
     type SharedGuard = GuardSend;
     type ExclusiveGuard = GuardSend;
 
-    #[inline]
-    fn lock_shared(&self) -> GuardSend {
-        RawRwLock::lock_shared(self);
-        g()
-    }
-
-    #[inline]
-    fn try_lock_shared(&self) -> Option<GuardSend> {
-        RawRwLock::try_lock_shared(self).then(g)
-    }
-
-    #[inline]
-    unsafe fn unlock_shared(&self, _guard: GuardSend) {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::unlock_shared(self) }
-    }
-
-    #[inline]
-    fn lock_exclusive(&self) -> GuardSend {
-        RawRwLock::lock_exclusive(self);
-        g()
-    }
-
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<GuardSend> {
-        RawRwLock::try_lock_exclusive(self).then(g)
-    }
-
-    #[inline]
-    unsafe fn unlock_exclusive(&self, _guard: GuardSend) {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::unlock_exclusive(self) }
-    }
+    forward!(take lock_shared, try_lock_shared, unlock_shared);
+    forward!(take lock_exclusive, try_lock_exclusive, unlock_exclusive);
 
     fn is_locked(&self) -> bool {
         RawRwLock::is_locked(self)
@@ -75,15 +90,7 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 // SAFETY: as for RawRwLock; the fair unlocks release the same
 // acquisitions, only handing them over instead of letting others barge.
 unsafe impl lock_api::RawRwLockFair for RawRwLock {
-    unsafe fn unlock_shared_fair(&self, _guard: GuardSend) {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::unlock_shared_fair(self) }
-    }
-
-    unsafe fn unlock_exclusive_fair(&self, _guard: GuardSend) {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::unlock_exclusive_fair(self) }
-    }
+    forward!(unlock unlock_shared_fair, unlock_exclusive_fair);
 
     /// Re-takes the read recursively: the thread may hold other reads of
     /// this lock (`read_recursive`), and a plain read would then wait
@@ -114,11 +121,7 @@ impl Drop for AbortOnUnwind {
 
 // SAFETY: as for RawRwLock; a downgrade keeps a read for the writer.
 unsafe impl lock_api::RawRwLockDowngrade for RawRwLock {
-    unsafe fn downgrade(&self, _guard: GuardSend) -> GuardSend {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::downgrade(self) };
-        g()
-    }
+    forward!(change downgrade);
 }
 
 // SAFETY: as for RawRwLock; a `None` result leaves the word as it was.
@@ -126,21 +129,8 @@ unsafe impl lock_api::RawRwLockTimed for RawRwLock {
     type Duration = Duration;
     type Instant = Instant;
 
-    fn try_lock_shared_for(&self, timeout: Duration) -> Option<GuardSend> {
-        RawRwLock::try_lock_shared_for(self, timeout).then(g)
-    }
-
-    fn try_lock_shared_until(&self, deadline: Instant) -> Option<GuardSend> {
-        RawRwLock::try_lock_shared_until(self, deadline).then(g)
-    }
-
-    fn try_lock_exclusive_for(&self, timeout: Duration) -> Option<GuardSend> {
-        RawRwLock::try_lock_exclusive_for(self, timeout).then(g)
-    }
-
-    fn try_lock_exclusive_until(&self, deadline: Instant) -> Option<GuardSend> {
-        RawRwLock::try_lock_exclusive_until(self, deadline).then(g)
-    }
+    forward!(timed try_lock_shared_for, try_lock_shared_until);
+    forward!(timed try_lock_exclusive_for, try_lock_exclusive_until);
 }
 
 // SAFETY: an upgradable read excludes other upgradable reads and writers
@@ -149,28 +139,8 @@ unsafe impl lock_api::RawRwLockTimed for RawRwLock {
 unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
     type UpgradableGuard = GuardSend;
 
-    #[inline]
-    fn lock_upgradable(&self) -> GuardSend {
-        RawRwLock::lock_upgradable(self);
-        g()
-    }
-
-    #[inline]
-    fn try_lock_upgradable(&self) -> Option<GuardSend> {
-        RawRwLock::try_lock_upgradable(self).then(g)
-    }
-
-    #[inline]
-    unsafe fn unlock_upgradable(&self, _guard: GuardSend) {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::unlock_upgradable(self) }
-    }
-
-    unsafe fn upgrade(&self, _guard: GuardSend) -> GuardSend {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::upgrade(self) };
-        g()
-    }
+    forward!(take lock_upgradable, try_lock_upgradable, unlock_upgradable);
+    forward!(change upgrade);
 
     unsafe fn try_upgrade(&self, guard: GuardSend) -> Result<GuardSend, GuardSend> {
         // SAFETY: forwarded from the caller.
@@ -180,28 +150,12 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 
 // SAFETY: as for RawRwLockUpgrade and RawRwLockDowngrade.
 unsafe impl lock_api::RawRwLockUpgradeDowngrade for RawRwLock {
-    unsafe fn downgrade_upgradable(&self, _guard: GuardSend) -> GuardSend {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::downgrade_upgradable(self) };
-        g()
-    }
-
-    unsafe fn downgrade_to_upgradable(&self, _guard: GuardSend) -> GuardSend {
-        // SAFETY: forwarded from the caller.
-        unsafe { RawRwLock::downgrade_to_upgradable(self) };
-        g()
-    }
+    forward!(change downgrade_upgradable, downgrade_to_upgradable);
 }
 
 // SAFETY: as for RawRwLockUpgrade and RawRwLockTimed.
 unsafe impl lock_api::RawRwLockUpgradeTimed for RawRwLock {
-    fn try_lock_upgradable_for(&self, timeout: Duration) -> Option<GuardSend> {
-        RawRwLock::try_lock_upgradable_for(self, timeout).then(g)
-    }
-
-    fn try_lock_upgradable_until(&self, deadline: Instant) -> Option<GuardSend> {
-        RawRwLock::try_lock_upgradable_until(self, deadline).then(g)
-    }
+    forward!(timed try_lock_upgradable_for, try_lock_upgradable_until);
 
     unsafe fn try_upgrade_for(
         &self,

@@ -15,50 +15,34 @@
 
 use super::class::Class;
 use super::RawRwLock;
-use crate::clock::{deadline_after, Instant};
-use core::time::Duration;
 
 impl RawRwLock {
-    /// Takes a shared lock, at once if anyone holds a read, even while
-    /// writers wait (a plain [`lock_shared`](Self::lock_shared) would wait
-    /// behind them, forever if this thread holds the read that keeps them
-    /// out); when nobody reads, as `lock_shared`.
-    ///
-    /// ```
-    /// let l = parklot::RawRwLock::new();
-    /// l.lock_shared();
-    /// l.lock_shared_recursive(); // enters: a read is held
-    /// // SAFETY: two reads are held, taken just above.
-    /// unsafe { l.unlock_shared(); l.unlock_shared() };
-    /// ```
-    ///
-    /// # Panics
-    /// As for [`lock_shared`](Self::lock_shared).
-    #[inline]
-    pub fn lock_shared_recursive(&self) {
-        if !self.try_enter_once(Class::RecursiveReader) {
-            self.lock_slow(Class::RecursiveReader, None);
-        }
-    }
-
-    /// Takes a shared lock if a read is held or the word lets a reader in now.
-    #[inline]
-    pub fn try_lock_shared_recursive(&self) -> bool {
-        self.try_enter(Class::RecursiveReader)
-    }
-
-    /// [`lock_shared_recursive`](Self::lock_shared_recursive), waiting at
-    /// most `timeout`. Returns whether it took the read.
-    pub fn try_lock_shared_recursive_for(&self, timeout: Duration) -> bool {
-        self.try_enter(Class::RecursiveReader)
-            || self.lock_slow(Class::RecursiveReader, deadline_after(timeout))
-    }
-
-    /// [`lock_shared_recursive`](Self::lock_shared_recursive), waiting until
-    /// `deadline` at the latest.
-    pub fn try_lock_shared_recursive_until(&self, deadline: impl Into<Instant>) -> bool {
-        self.try_enter(Class::RecursiveReader)
-            || self.lock_slow(Class::RecursiveReader, Some(deadline.into()))
+    acquires! {
+        Class::RecursiveReader;
+        /// Takes a shared lock, at once if anyone holds a read, even while
+        /// writers wait (a plain [`lock_shared`](Self::lock_shared) would wait
+        /// behind them, forever if this thread holds the read that keeps them
+        /// out); when nobody reads, as `lock_shared`.
+        ///
+        /// ```
+        /// let l = parklot::RawRwLock::new();
+        /// l.lock_shared();
+        /// l.lock_shared_recursive(); // enters: a read is held
+        /// // SAFETY: two reads are held, taken just above.
+        /// unsafe { l.unlock_shared(); l.unlock_shared() };
+        /// ```
+        ///
+        /// # Panics
+        /// As for [`lock_shared`](Self::lock_shared).
+        lock_shared_recursive,
+        /// Takes a shared lock if a read is held or the word lets a reader in now.
+        try_lock_shared_recursive,
+        /// [`lock_shared_recursive`](Self::lock_shared_recursive), waiting at
+        /// most `timeout`. Returns whether it took the read.
+        try_lock_shared_recursive_for,
+        /// [`lock_shared_recursive`](Self::lock_shared_recursive), waiting until
+        /// `deadline` at the latest.
+        try_lock_shared_recursive_until,
     }
 }
 

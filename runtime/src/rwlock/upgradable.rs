@@ -71,46 +71,34 @@ impl RawRwLock {
     /// no upgradable read (or one whose upgrade is waiting) is reported and
     /// left untouched, for callers that cannot prove they hold it.
     pub fn checked_unlock_upgradable(&self) -> Result<(), crate::NotLocked> {
-        if !self.is_upgradable_held() {
-            return Err(crate::NotLocked);
-        }
-        // SAFETY: an upgradable read is held, and the caller speaks for it.
-        unsafe { self.unlock_upgradable() };
-        Ok(())
+        // SAFETY: if held, an upgradable read is held, and the caller speaks for it.
+        unsafe { self.release_if(self.is_upgradable_held(), Self::unlock_upgradable) }
     }
 
-    /// Asynchronous upgradable read, step 1: takes it if the word lets one
-    /// in, else queues `waiter` with the parked upgradable readers and
-    /// returns `false`. Steps 2 and 3 as for
-    /// [`lock_shared_async_resume`](Self::lock_shared_async_resume) and
-    /// [`lock_shared_async_cancel`](Self::lock_shared_async_cancel), with
-    /// the `upgradable` functions below.
-    ///
-    /// # Safety
-    /// As for [`lock_shared_async_begin`](Self::lock_shared_async_begin).
-    pub unsafe fn lock_upgradable_async_begin(&self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.async_begin(Class::Upgradable, waiter) }
-    }
-
-    /// Step 2: `true` if the upgradable read is ours, `false` if queued again.
-    ///
-    /// # Safety
-    /// `waiter` is the one queued by `lock_upgradable_async_begin` on this lock.
-    pub unsafe fn lock_upgradable_async_resume(&self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.async_resume(Class::Upgradable, waiter) }
-    }
-
-    /// Gives up: `true` if the upgradable read was ours after all (the
-    /// caller must release it), `false` if nothing is held.
-    ///
-    /// # Safety
-    /// `waiter` is the one queued by `lock_upgradable_async_begin` on this
-    /// lock and the attempt has not ended.
-    pub unsafe fn lock_upgradable_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.async_cancel(Class::Upgradable, waiter) }
+    async_acquires! {
+        Class::Upgradable;
+        /// Asynchronous upgradable read, step 1: takes it if the word lets one
+        /// in, else queues `waiter` with the parked upgradable readers and
+        /// returns `false`. Steps 2 and 3 as for
+        /// [`lock_shared_async_resume`](Self::lock_shared_async_resume) and
+        /// [`lock_shared_async_cancel`](Self::lock_shared_async_cancel), with
+        /// the `upgradable` functions below.
+        ///
+        /// # Safety
+        /// As for [`lock_shared_async_begin`](Self::lock_shared_async_begin).
+        lock_upgradable_async_begin,
+        /// Step 2: `true` if the upgradable read is ours, `false` if queued again.
+        ///
+        /// # Safety
+        /// `waiter` is the one queued by `lock_upgradable_async_begin` on this lock.
+        lock_upgradable_async_resume,
+        /// Gives up: `true` if the upgradable read was ours after all (the
+        /// caller must release it), `false` if nothing is held.
+        ///
+        /// # Safety
+        /// `waiter` is the one queued by `lock_upgradable_async_begin` on this
+        /// lock and the attempt has not ended.
+        lock_upgradable_async_cancel,
     }
 
     /// Asynchronous upgrade, step 1: upgrades now if no other reader holds
@@ -194,17 +182,26 @@ mod tests {
         false
     }
 
-    /// An upgradable read and a plain read of `l`, and an async upgrade
-    /// queued with `w`, which waits for the plain read to leave.
-    ///
-    /// # Safety
-    /// `w` is not queued, and stays put until its attempt ends.
-    unsafe fn pending_upgrade(l: &RawRwLock, w: &AsyncWaiter) {
+    /// Checks a checked release of the last hold of `l`: it released, and
+    /// left the lock free with nobody parked.
+    fn released_last(l: &RawRwLock, released: Result<(), crate::NotLocked>) {
+        assert!(released.is_ok());
+        assert!(!l.is_locked() && !l.has_parked());
+    }
+
+    /// Runs `test` on a new lock `l` with an upgradable read and a plain
+    /// read, and an async upgrade queued with a new `w`, which waits for the
+    /// plain read to leave; `test` ends the attempt.
+    fn with_pending_upgrade(test: impl FnOnce(&RawRwLock, &AsyncWaiter)) {
+        let l = RawRwLock::new();
+        let w = AsyncWaiter::new();
         l.lock_upgradable();
         l.lock_shared();
-        // SAFETY: we hold the upgradable read; `w` per our contract.
-        assert!(!unsafe { l.upgrade_async_begin(w) });
+        // SAFETY: we hold the upgradable read; `w` is new, and stays put
+        // until `test` ends its attempt.
+        assert!(!unsafe { l.upgrade_async_begin(&w) });
         assert!(l.is_locked_exclusive(), "a pending upgrade blocks readers");
+        test(&l, &w);
     }
 
     /// A read stays visibly held while upgradable readers come and go: the
@@ -280,53 +277,50 @@ mod tests {
             assert!(l.lock_upgradable_async_resume(&w));
         }
         assert!(l.is_locked_upgradable());
-        assert!(l.checked_unlock_upgradable().is_ok());
-        assert!(!l.is_locked() && !l.has_parked());
+        released_last(&l, l.checked_unlock_upgradable());
     }
 
     #[test]
     fn async_upgrade_waits_for_readers_and_its_cancel_lets_readers_in() {
-        let l = RawRwLock::new();
-        let w = AsyncWaiter::new();
-        // SAFETY: `w` is new and outlives each attempt, each ended below.
-        unsafe {
-            pending_upgrade(&l, &w);
-            assert!(!l.try_lock_shared(), "new readers stay out");
-            assert!(!l.upgrade_async_cancel(&w));
-            assert!(
-                l.try_lock_shared(),
-                "a withdrawn upgrade lets them in again"
-            );
-            l.unlock_shared();
+        with_pending_upgrade(|l, w| {
+            // SAFETY: `w` outlives each attempt, each ended below; the
+            // upgradable read is held throughout.
+            unsafe {
+                assert!(!l.try_lock_shared(), "new readers stay out");
+                assert!(!l.upgrade_async_cancel(w));
+                assert!(
+                    l.try_lock_shared(),
+                    "a withdrawn upgrade lets them in again"
+                );
+                l.unlock_shared();
 
-            assert!(!l.upgrade_async_begin(&w));
-            l.unlock_shared();
-            assert!(woken(&w));
-            assert!(l.upgrade_async_resume(&w));
-        }
-        assert!(l.is_write_held() && !l.is_locked_upgradable());
-        assert_eq!(l.reader_count(), 0);
-        assert!(l.checked_unlock_exclusive().is_ok());
-        assert!(!l.is_locked() && !l.has_parked());
+                assert!(!l.upgrade_async_begin(w));
+                l.unlock_shared();
+                assert!(woken(w));
+                assert!(l.upgrade_async_resume(w));
+            }
+            assert!(l.is_write_held() && !l.is_locked_upgradable());
+            assert_eq!(l.reader_count(), 0);
+            released_last(l, l.checked_unlock_exclusive());
+        });
     }
 
     #[test]
     fn a_gone_holders_pending_upgrade_is_released_with_its_read() {
-        let l = RawRwLock::new();
-        let w = AsyncWaiter::new();
-        // SAFETY: we play the upgradable read's gone holder: its record is
-        // abandoned (as a reaper does) before the release, and not used again.
-        unsafe {
-            pending_upgrade(&l, &w);
-            crate::parking_lot::abandon_async(&w);
-            assert!(l.is_locked_exclusive(), "the upgrade still blocks readers");
-            l.unlock_upgradable_of_gone_holder();
-        }
-        assert!(!l.is_locked_exclusive() && !l.is_locked_upgradable());
-        assert_eq!(l.reader_count(), 1, "the other reader still reads");
-        assert!(l.try_lock_shared());
-        assert!(l.checked_unlock_shared().is_ok() && l.checked_unlock_shared().is_ok());
-        assert!(!l.is_locked() && !l.has_parked());
-        assert!(l.try_lock_exclusive());
+        with_pending_upgrade(|l, w| {
+            // SAFETY: we play the upgradable read's gone holder: its record is
+            // abandoned (as a reaper does) before the release, and not used again.
+            unsafe {
+                crate::parking_lot::abandon_async(w);
+                assert!(l.is_locked_exclusive(), "the upgrade still blocks readers");
+                l.unlock_upgradable_of_gone_holder();
+            }
+            assert!(!l.is_locked_exclusive() && !l.is_locked_upgradable());
+            assert_eq!(l.reader_count(), 1, "the other reader still reads");
+            assert!(l.try_lock_shared());
+            assert!(l.checked_unlock_shared().is_ok());
+            released_last(l, l.checked_unlock_shared());
+            assert!(l.try_lock_exclusive());
+        });
     }
 }

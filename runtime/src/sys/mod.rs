@@ -19,6 +19,78 @@
 //!   handle whose `unpark` (after the queue's lock is released) wakes it.
 //!   The handle may outlive the waiter's record: waking then is harmless.
 
+use crate::macros::cfg_items;
+
+/// What every parker does alike over its `state` word, where IDLE (0) is
+/// "not parked, or claimed by a waker that is done with it" and PARKED (1)
+/// "queued", and its `spin` budget: `new` (with the parker's other fields'
+/// initial values, given), `prepare_park`, `park`, `park_until`, and the
+/// accessors. The parker supplies `spin_first` (watch the record for a
+/// while: `true` if claimed), `sleep` (until claimed, `true`, or the
+/// deadline, `false`) and `stay_awake` (the same for a thread that may not
+/// sleep).
+macro_rules! parker_protocol {
+    ($($field:ident: $init:expr),* $(,)?) => {
+        $crate::macros::const_unless_loom! {
+            pub(crate) fn new() -> Self {
+                Parker {
+                    state: AtomicU32::new(IDLE),
+                    spin: SpinBudget::new(),
+                    $($field: $init,)*
+                }
+            }
+        }
+
+        /// Marks the record queued. Under the queue lock, before it is queued.
+        #[inline]
+        pub(crate) fn prepare_park(&self) {
+            self.state.store(PARKED, Ordering::Relaxed);
+        }
+
+        /// Sleeps until claimed; with `spin`, watches the record for a while
+        /// first (`spin.rs`).
+        pub(crate) fn park(&self, spin: bool) {
+            self.park_inner(None, spin);
+        }
+
+        /// [`park`](Self::park) until `deadline_ns` (`now_ns`'s clock):
+        /// `false` if it passed first.
+        pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
+            self.park_inner(Some(deadline_ns), spin)
+        }
+
+        fn park_inner(&self, deadline_ns: Option<u64>, spin: bool) -> bool {
+            if !thread_may_block() {
+                return self.stay_awake(deadline_ns);
+            }
+            if spin && self.spin_first() {
+                return true;
+            }
+            self.sleep(deadline_ns)
+        }
+
+        /// Whether a waker has claimed this record and is done waking it
+        /// (Acquire: its token is visible).
+        #[inline]
+        pub(crate) fn is_unparked(&self) -> bool {
+            self.state.load(Ordering::Acquire) == IDLE
+        }
+
+        /// The address of the state word (1 while parked), for waiting on it
+        /// from outside.
+        pub(crate) fn word_address(&self) -> usize {
+            &self.state as *const AtomicU32 as usize
+        }
+
+        /// Marks a record that left its queue without a waker (timed out,
+        /// cancelled, reaped) as not parked. Under the queue lock.
+        #[inline]
+        pub(crate) fn forget_park(&self) {
+            self.state.store(IDLE, Ordering::Relaxed);
+        }
+    };
+}
+
 #[cfg(all(
     any(target_os = "linux", target_os = "android"),
     not(loom),
@@ -27,32 +99,17 @@
 #[path = "futex.rs"]
 mod platform;
 
-#[cfg(all(
-    target_family = "wasm",
-    target_feature = "atomics",
-    not(loom),
-    not(parklot_portable_parker)
-))]
-#[path = "wasm.rs"]
-mod platform;
-#[cfg(all(
-    target_family = "wasm",
-    target_feature = "atomics",
-    not(loom),
-    not(parklot_portable_parker)
-))]
-pub use platform::install_time_source;
-
-#[cfg(all(
-    any(
-        target_os = "linux",
-        target_os = "android",
-        all(target_family = "wasm", target_feature = "atomics")
-    ),
-    not(loom),
-    not(parklot_portable_parker)
-))]
-mod word_parker;
+cfg_items! {
+    #[cfg(all(
+        target_family = "wasm",
+        target_feature = "atomics",
+        not(loom),
+        not(parklot_portable_parker)
+    ))]
+    #[path = "wasm.rs"]
+    mod platform;
+    pub use platform::install_time_source;
+}
 
 // Under loom the crate runs on the portable parker, and the word parker's
 // protocol is checked on its own against a modelled futex (its unit tests).
@@ -65,40 +122,37 @@ mod word_parker;
 
 mod spin;
 pub use spin::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
-#[cfg(all(
-    any(
-        target_os = "linux",
-        target_os = "android",
-        all(target_family = "wasm", target_feature = "atomics")
-    ),
-    not(loom),
-    not(parklot_portable_parker)
-))]
-pub(crate) use {
-    platform::now_ns,
-    word_parker::{Parker, UnparkHandle},
-};
 
-#[cfg(any(
-    loom,
-    parklot_portable_parker,
-    not(any(
-        target_os = "linux",
-        target_os = "android",
-        all(target_family = "wasm", target_feature = "atomics")
-    ))
-))]
-mod portable;
-#[cfg(any(
-    loom,
-    parklot_portable_parker,
-    not(any(
-        target_os = "linux",
-        target_os = "android",
-        all(target_family = "wasm", target_feature = "atomics")
-    ))
-))]
-pub(crate) use portable::{now_ns, Parker, UnparkHandle};
+cfg_items! {
+    #[cfg(all(
+        any(
+            target_os = "linux",
+            target_os = "android",
+            all(target_family = "wasm", target_feature = "atomics")
+        ),
+        not(loom),
+        not(parklot_portable_parker)
+    ))]
+    mod word_parker;
+    pub(crate) use {
+        platform::now_ns,
+        word_parker::{Parker, UnparkHandle},
+    };
+}
+
+cfg_items! {
+    #[cfg(any(
+        loom,
+        parklot_portable_parker,
+        not(any(
+            target_os = "linux",
+            target_os = "android",
+            all(target_family = "wasm", target_feature = "atomics")
+        ))
+    ))]
+    mod portable;
+    pub(crate) use portable::{now_ns, Parker, UnparkHandle};
+}
 
 /// Where there is a system clock, an installed time source is not needed and
 /// this returns `false`.

@@ -22,9 +22,9 @@
 //! unlocking the mutex, which std and loom allow to race with the mutex being
 //! dropped).
 
-use super::spin::SpinBudget;
+use super::spin::{watch_awake, SpinBudget};
 use crate::blocking::thread_may_block;
-use crate::sync::{self, AtomicU32, Condvar, Mutex, Ordering};
+use crate::sync::{AtomicU32, Condvar, Mutex, Ordering};
 
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
@@ -43,46 +43,37 @@ pub(crate) struct Parker {
 }
 
 impl Parker {
-    #[cfg(not(loom))]
-    pub(crate) const fn new() -> Self {
-        Parker {
-            state: AtomicU32::new(IDLE),
-            mutex: Mutex::new(()),
-            condvar: Condvar::new(),
-            spin: SpinBudget::new(),
-        }
-    }
+    parker_protocol!(mutex: Mutex::new(()), condvar: Condvar::new());
 
-    #[cfg(loom)]
-    pub(crate) fn new() -> Self {
-        Parker {
-            state: AtomicU32::new(IDLE),
-            mutex: Mutex::new(()),
-            condvar: Condvar::new(),
-            spin: SpinBudget::new(),
-        }
-    }
-
+    /// Spins while nobody claims the record (a waker that comes meanwhile
+    /// finds no SLEEPER and finishes with one compare-and-swap): `true` if
+    /// claimed.
     #[inline]
-    pub(crate) fn prepare_park(&self) {
-        self.state.store(PARKED, Ordering::Relaxed);
+    fn spin_first(&self) -> bool {
+        self.spin.spin(|| !self.is_unparked())
     }
 
-    /// Sleeps until claimed; with `spin`, watches the record for a while
-    /// first (spin.rs): a waker that comes meanwhile finds no SLEEPER and
-    /// finishes with one compare-and-swap.
-    pub(crate) fn park(&self, spin: bool) {
-        if !thread_may_block() {
-            self.stay_awake(None);
-            return;
-        }
-        if spin && self.spin.spin(|| !self.is_unparked()) {
-            return;
-        }
+    /// Sleeps on the condvar until claimed (`true`) or until the deadline
+    /// passes (`false`).
+    fn sleep(&self, deadline_ns: Option<u64>) -> bool {
         let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
         while self.announce_sleeper() {
-            guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());
+            let Some(deadline_ns) = deadline_ns else {
+                guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());
+                continue;
+            };
+            let now = now_ns();
+            if now >= deadline_ns {
+                return false;
+            }
+            let wait = core::time::Duration::from_nanos(deadline_ns - now);
+            guard = self
+                .condvar
+                .wait_timeout(guard, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
+        true
     }
 
     /// Under the mutex: sets SLEEPER unless the state is IDLE; returns whether
@@ -103,68 +94,16 @@ impl Parker {
         state != IDLE
     }
 
-    pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
-        if !thread_may_block() {
-            return self.stay_awake(Some(deadline_ns));
-        }
-        if spin && self.spin.spin(|| !self.is_unparked()) {
-            return true;
-        }
-        let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
-        while self.announce_sleeper() {
-            let now = now_ns();
-            if now >= deadline_ns {
-                return false;
-            }
-            let wait = core::time::Duration::from_nanos(deadline_ns - now);
-            guard = self
-                .condvar
-                .wait_timeout(guard, wait)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        true
-    }
-
     /// For a thread that may not sleep: watches the state, never announcing
     /// SLEEPER (so the waker finishes with its compare-and-swap), until it
     /// is IDLE (`true`) or the deadline passes (`false`, as a timed-out
     /// sleep returns). Its queue position, and so its turn, are a sleeper's.
     fn stay_awake(&self, deadline_ns: Option<u64>) -> bool {
-        let mut looks: u32 = 0;
-        loop {
-            if self.is_unparked() {
-                return true;
-            }
-            looks = looks.wrapping_add(1);
-            if looks.is_multiple_of(AWAKE_LOOKS_PER_CHECK) {
-                if deadline_ns.is_some_and(|d| now_ns() >= d) {
-                    return false;
-                }
-                sync::yield_now();
-            } else {
-                sync::spin_loop();
-            }
-        }
+        watch_awake(deadline_ns, AWAKE_LOOKS_PER_CHECK, now_ns, || {
+            self.is_unparked()
+        })
     }
 
-    /// Whether a waker has claimed this record and finished waking it.
-    #[inline]
-    pub(crate) fn is_unparked(&self) -> bool {
-        self.state.load(Ordering::Acquire) == IDLE
-    }
-
-    /// The address of the state word (1 while parked).
-    pub(crate) fn word_address(&self) -> usize {
-        &self.state as *const AtomicU32 as usize
-    }
-
-    /// Marks a record that left its queue without a waker (timed out,
-    /// cancelled, reaped) as not parked. Under the queue lock.
-    #[inline]
-    pub(crate) fn forget_park(&self) {
-        self.state.store(IDLE, Ordering::Relaxed);
-    }
 
     #[inline]
     pub(crate) fn timed_out(&self) -> bool {

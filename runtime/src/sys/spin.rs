@@ -114,6 +114,34 @@ pub(crate) fn cpus() -> u32 {
     n
 }
 
+/// Watches a queued record for a thread that may not sleep (a page's main
+/// thread), until `claimed()` (`true`) or until the deadline passes (`false`,
+/// as a timed-out sleep returns). Every `looks_per_check` looks it reads the
+/// clock (`now_ns`) and yields; in between it only spins.
+#[inline]
+pub(crate) fn watch_awake(
+    deadline_ns: Option<u64>,
+    looks_per_check: u32,
+    now_ns: impl Fn() -> u64,
+    claimed: impl Fn() -> bool,
+) -> bool {
+    let mut looks: u32 = 0;
+    loop {
+        if claimed() {
+            return true;
+        }
+        looks = looks.wrapping_add(1);
+        if looks.is_multiple_of(looks_per_check) {
+            if deadline_ns.is_some_and(|d| now_ns() >= d) {
+                return false;
+            }
+            crate::sync::yield_now();
+        } else {
+            crate::sync::spin_loop();
+        }
+    }
+}
+
 /// One parker's adaptive spin budget. Only its owner reads and writes it
 /// (Relaxed: atomics only so that the parker stays `Sync`).
 pub(crate) struct SpinBudget {

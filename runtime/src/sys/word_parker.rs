@@ -24,9 +24,9 @@
 //! watching the word, so that no waker ever needs to wake it (`stay_awake`).
 
 use super::platform::{now_ns, wait, wake};
-use super::spin::SpinBudget;
+use super::spin::{watch_awake, SpinBudget};
 use crate::blocking::thread_may_block;
-use crate::sync::{self, AtomicU32, Ordering};
+use crate::sync::{AtomicU32, Ordering};
 
 const IDLE: u32 = 0;
 const PARKED: u32 = 1;
@@ -43,55 +43,23 @@ pub(crate) struct Parker {
 }
 
 impl Parker {
-    #[cfg(not(loom))]
-    pub(crate) const fn new() -> Self {
-        Parker {
-            state: AtomicU32::new(IDLE),
-            spin: SpinBudget::new(),
-        }
-    }
+    parker_protocol!();
 
-    #[cfg(loom)]
-    pub(crate) fn new() -> Self {
-        Parker {
-            state: AtomicU32::new(IDLE),
-            spin: SpinBudget::new(),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn prepare_park(&self) {
-        self.state.store(PARKED, Ordering::Relaxed);
-    }
-
-    /// Sleeps until claimed; with `spin`, watches the record for a while
-    /// first (`spin.rs`).
-    pub(crate) fn park(&self, spin: bool) {
-        if !thread_may_block() {
-            self.stay_awake(None);
-            return;
-        }
-        if spin && self.spin_first() {
-            return;
-        }
+    /// Sleeps on the word until claimed (`true`) or until the deadline
+    /// passes (`false`).
+    fn sleep(&self, deadline_ns: Option<u64>) -> bool {
         while self.state.load(Ordering::Acquire) != IDLE {
-            wait(&self.state, PARKED, None);
-        }
-    }
-
-    pub(crate) fn park_until(&self, deadline_ns: u64, spin: bool) -> bool {
-        if !thread_may_block() {
-            return self.stay_awake(Some(deadline_ns));
-        }
-        if spin && self.spin_first() {
-            return true;
-        }
-        while self.state.load(Ordering::Acquire) != IDLE {
-            let now = now_ns();
-            if now >= deadline_ns {
-                return false;
-            }
-            wait(&self.state, PARKED, Some(deadline_ns - now));
+            let timeout_ns = match deadline_ns {
+                None => None,
+                Some(deadline_ns) => {
+                    let now = now_ns();
+                    if now >= deadline_ns {
+                        return false;
+                    }
+                    Some(deadline_ns - now)
+                }
+            };
+            wait(&self.state, PARKED, timeout_ns);
         }
         true
     }
@@ -130,42 +98,12 @@ impl Parker {
         {
             return true; // IDLE: claimed while we were queueing
         }
-        let mut looks: u32 = 0;
-        loop {
-            if self.state.load(Ordering::Acquire) == IDLE {
-                return true;
-            }
-            looks = looks.wrapping_add(1);
-            if looks.is_multiple_of(AWAKE_LOOKS_PER_CHECK) {
-                if deadline_ns.is_some_and(|d| now_ns() >= d) {
-                    return self
-                        .state
-                        .compare_exchange(SPINNING, PARKED, Ordering::Acquire, Ordering::Acquire)
-                        .is_err();
-                }
-                sync::yield_now();
-            } else {
-                sync::spin_loop();
-            }
-        }
-    }
-
-    /// Whether a waker has claimed this record (Acquire: its token is visible).
-    #[inline]
-    pub(crate) fn is_unparked(&self) -> bool {
-        self.state.load(Ordering::Acquire) == IDLE
-    }
-
-    /// The address of the state word, for waiting on it from outside.
-    pub(crate) fn word_address(&self) -> usize {
-        &self.state as *const AtomicU32 as usize
-    }
-
-    /// Marks a record that left its queue without a waker (timed out,
-    /// cancelled, reaped) as not parked. Under the queue lock.
-    #[inline]
-    pub(crate) fn forget_park(&self) {
-        self.state.store(IDLE, Ordering::Relaxed);
+        watch_awake(deadline_ns, AWAKE_LOOKS_PER_CHECK, now_ns, || {
+            self.is_unparked()
+        }) || self
+            .state
+            .compare_exchange(SPINNING, PARKED, Ordering::Acquire, Ordering::Acquire)
+            .is_err()
     }
 
     #[inline]
