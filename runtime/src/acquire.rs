@@ -107,7 +107,9 @@ pub(crate) unsafe trait AcquireState {
     /// nothing is lost; true if the caller holds it now.
     fn cancelled_after_wake(&self, round: Self::Round, token: UnparkToken) -> bool;
     /// What a waiter here waits for, for the diagnostics.
-    const KIND: Kind = Kind::Unknown;
+    fn kind(&self) -> Kind {
+        Kind::Unknown
+    }
     /// The address that names the primitive in the diagnostics' graph (the
     /// one its holds are recorded under).
     fn resource(&self) -> usize {
@@ -169,7 +171,7 @@ pub(crate) fn park_blocking<S: AcquireState>(
         // The wait-for graph's edge, while diagnostics are on: refused if it
         // closes a cycle (then we never queued, and give up as on a timeout).
         let tracked = diagnostics::tracking();
-        if tracked && diagnostics::will_wait(state.resource(), S::KIND, 0).is_err() {
+        if tracked && diagnostics::will_wait(state.resource(), state.kind(), 0).is_err() {
             state.gave_up(round);
             return Next::Done(false);
         }
@@ -231,7 +233,7 @@ pub(crate) unsafe fn queue_async<S: AcquireState>(
         // As in `park_blocking`; a refused waiter is not queued, and its
         // caller learns it from `diagnostics::take_deadlock`.
         if diagnostics::tracking()
-            && diagnostics::will_wait(state.resource(), S::KIND, record_id(waiter)).is_err()
+            && diagnostics::will_wait(state.resource(), state.kind(), record_id(waiter)).is_err()
         {
             state.gave_up(round);
             return Next::Done(false);

@@ -700,7 +700,10 @@ unsafe impl AcquireState for Lock {
     type Round = bool;
     // A woken thread clears its `WAKING` mark before its debt ends.
     const SETTLE_LATER: bool = true;
-    const KIND: Kind = Kind::Lock;
+
+    fn kind(&self) -> Kind {
+        Kind::Lock
+    }
 
     #[inline]
     fn look(&self, carrying: bool) -> Look<u8> {

@@ -83,25 +83,31 @@ macro_rules! acquires {
         $(#[$lock_doc])*
         #[inline]
         pub fn $lock(&self) {
-            if !self.try_enter_once($class) {
-                self.lock_slow($class, None);
+            // The slow path gives up without a deadline only when deadlock
+            // detection refuses the wait.
+            if !self.try_enter_once($class) && !self.lock_slow($class, None) {
+                $crate::deadlock::refused();
             }
+            self.took($class, true);
         }
 
         $(#[$try_doc])*
         #[inline]
         pub fn $try(&self) -> bool {
-            self.try_enter($class)
+            self.took($class, self.try_enter($class))
         }
 
         $(#[$for_doc])*
         pub fn $for(&self, timeout: core::time::Duration) -> bool {
-            self.try_enter($class) || self.lock_slow($class, $crate::clock::deadline_after(timeout))
+            let taken = self.try_enter($class)
+                || self.lock_slow($class, $crate::clock::deadline_after(timeout));
+            self.took($class, taken)
         }
 
         $(#[$until_doc])*
         pub fn $until(&self, deadline: impl Into<$crate::clock::Instant>) -> bool {
-            self.try_enter($class) || self.lock_slow($class, Some(deadline.into()))
+            let taken = self.try_enter($class) || self.lock_slow($class, Some(deadline.into()));
+            self.took($class, taken)
         }
     };
 }
@@ -120,19 +126,19 @@ macro_rules! async_acquires {
         $(#[$begin_doc])*
         pub unsafe fn $begin(&self, waiter: &AsyncWaiter) -> bool {
             // SAFETY: forwarded from the caller.
-            unsafe { self.async_begin($class, waiter) }
+            self.took($class, unsafe { self.async_begin($class, waiter) })
         }
 
         $(#[$resume_doc])*
         pub unsafe fn $resume(&self, waiter: &AsyncWaiter) -> bool {
             // SAFETY: forwarded from the caller.
-            unsafe { self.async_resume($class, waiter) }
+            self.took($class, unsafe { self.async_resume($class, waiter) })
         }
 
         $(#[$cancel_doc])*
         pub unsafe fn $cancel(&self, waiter: &AsyncWaiter) -> bool {
             // SAFETY: forwarded from the caller.
-            unsafe { self.async_cancel($class, waiter) }
+            self.took($class, unsafe { self.async_cancel($class, waiter) })
         }
     };
 }
@@ -365,6 +371,7 @@ impl RawRwLock {
     /// The exclusive lock is held (by this thread or one that handed it over).
     #[inline]
     pub unsafe fn unlock_exclusive(&self) {
+        self.let_go();
         let s = self.state.load(Ordering::Relaxed);
         if s & !PREFER_WRITERS != WRITER
             || self
@@ -382,6 +389,7 @@ impl RawRwLock {
     /// # Safety
     /// As for [`unlock_exclusive`](Self::unlock_exclusive).
     pub unsafe fn unlock_exclusive_fair(&self) {
+        self.let_go();
         self.writer_left(true);
     }
 
@@ -406,6 +414,7 @@ impl RawRwLock {
     /// An upgradable read is held.
     #[inline]
     pub unsafe fn unlock_upgradable(&self) {
+        self.let_go();
         let s = self
             .state
             .fetch_sub(ONE_READER + UPGRADABLE, Ordering::Release)
@@ -424,6 +433,7 @@ impl RawRwLock {
         if !self.try_enter(Class::Upgrade) {
             self.upgrade_slow(None);
         }
+        self.took(Class::Upgrade, true);
     }
 
     /// Upgrades if no other reader holds the lock now.
@@ -431,7 +441,7 @@ impl RawRwLock {
     /// # Safety
     /// An upgradable read is held.
     pub unsafe fn try_upgrade(&self) -> bool {
-        self.try_enter(Class::Upgrade)
+        self.took(Class::Upgrade, self.try_enter(Class::Upgrade))
     }
 
     /// Upgrades, waiting at most `timeout`; on `false` the upgradable read
@@ -440,7 +450,8 @@ impl RawRwLock {
     /// # Safety
     /// An upgradable read is held.
     pub unsafe fn try_upgrade_for(&self, timeout: Duration) -> bool {
-        self.try_enter(Class::Upgrade) || self.upgrade_slow(deadline_after(timeout))
+        let taken = self.try_enter(Class::Upgrade) || self.upgrade_slow(deadline_after(timeout));
+        self.took(Class::Upgrade, taken)
     }
 
     /// Upgrades, waiting until `deadline` at the latest; on `false` the
@@ -449,7 +460,8 @@ impl RawRwLock {
     /// # Safety
     /// An upgradable read is held.
     pub unsafe fn try_upgrade_until(&self, deadline: impl Into<Instant>) -> bool {
-        self.try_enter(Class::Upgrade) || self.upgrade_slow(Some(deadline.into()))
+        let taken = self.try_enter(Class::Upgrade) || self.upgrade_slow(Some(deadline.into()));
+        self.took(Class::Upgrade, taken)
     }
 
     // ----- downgrades -----
@@ -459,6 +471,7 @@ impl RawRwLock {
     /// # Safety
     /// The exclusive lock is held.
     pub unsafe fn downgrade(&self) {
+        self.let_go();
         let s = self
             .state
             .fetch_add(ONE_READER - WRITER, Ordering::Release)
@@ -473,6 +486,7 @@ impl RawRwLock {
     /// # Safety
     /// The exclusive lock is held.
     pub unsafe fn downgrade_to_upgradable(&self) {
+        self.took(Class::Upgradable, true);
         let delta = ONE_READER + UPGRADABLE - WRITER;
         let s = self
             .state
@@ -488,10 +502,34 @@ impl RawRwLock {
     /// # Safety
     /// An upgradable read is held.
     pub unsafe fn downgrade_upgradable(&self) {
+        self.let_go();
         let s = self.state.fetch_sub(UPGRADABLE, Ordering::Release) - UPGRADABLE;
         if s & UPGRADABLE_PARKED != 0 {
             self.unblock(false);
         }
+    }
+
+    // ----- diagnostics -----
+
+    /// Reports a hold of `class` to the diagnostics if `taken` and the
+    /// class has one owner; returns `taken`. One relaxed load when they are
+    /// off (`class` is a constant at every call, so reads fold away).
+    #[inline(always)]
+    fn took(&self, class: Class, taken: bool) -> bool {
+        if taken && class.has_owner() {
+            let kind = match class {
+                Class::Upgradable => crate::diagnostics::Kind::RwLockUpgradable,
+                _ => crate::diagnostics::Kind::RwLockWrite,
+            };
+            crate::diagnostics::acquired(self as *const RawRwLock as usize, kind);
+        }
+        taken
+    }
+
+    /// Reports that this thread's owned hold (write or upgradable) ends.
+    #[inline(always)]
+    fn let_go(&self) {
+        crate::diagnostics::released(self as *const RawRwLock as usize);
     }
 
     // ----- snapshots -----

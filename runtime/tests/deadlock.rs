@@ -4,7 +4,7 @@
 
 use parklot::diagnostics::{self, Kind};
 use parklot::parking_lot::{abandon_thread, AsyncWaiter, ThreadRecord};
-use parklot::{deadlock, lock_order, Lock};
+use parklot::{deadlock, lock_order, Lock, RawRwLock};
 use std::sync::{mpsc, Arc, Barrier, Mutex as StdMutex, MutexGuard as StdGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -382,4 +382,103 @@ fn with_everything_off_nothing_is_refused() {
     assert!(!lock.try_lock_for(Duration::from_millis(20)));
     assert!(deadlock::take_deadlock().is_none());
     lock.unlock();
+}
+
+/// The panic message of `f`, which must panic.
+fn panic_of(f: impl FnOnce()) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p.downcast_ref::<&str>().unwrap().to_string(),
+    }
+}
+
+/// A writer of the rwlock waits for a Lock whose holder asks for the rwlock:
+/// as a writer, as a reader (waiting for the writer), as an upgradable one.
+fn rwlock_cycle(ask: fn(&RawRwLock), kind: Kind) {
+    let _s = serial();
+    deadlock::set_enabled(true);
+    let rw: &'static RawRwLock = Box::leak(Box::new(RawRwLock::new()));
+    let lock = leak(Lock::new());
+    rw.lock_exclusive();
+    let (to_main, from_thread) = mpsc::channel();
+    let t = thread::spawn(move || {
+        lock.lock();
+        to_main.send(()).unwrap();
+        until_blocked_on_a_lock();
+        let message = panic_of(|| ask(rw));
+        lock.unlock();
+        message
+    });
+    from_thread.recv().unwrap();
+    // Blocks until the thread, refused, lets the lock go.
+    lock.lock();
+    lock.unlock();
+    let message = t.join().unwrap();
+    assert!(message.starts_with("deadlock: "), "{message}");
+    assert!(message.contains(kind.name()), "{message}");
+    // SAFETY: taken above by this thread.
+    unsafe { rw.unlock_exclusive() };
+    deadlock::set_enabled(false);
+}
+
+/// Waits until a thread is blocked on a `Lock` (the main thread, here).
+fn until_blocked_on_a_lock() {
+    let start = Instant::now();
+    while !diagnostics::snapshot()
+        .waiters
+        .iter()
+        .any(|w| w.kind == Kind::Lock && w.blocking)
+    {
+        assert!(start.elapsed() < Duration::from_secs(10), "nobody queued");
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_writer_closing_a_cycle_through_a_rwlock_writer_is_refused() {
+    rwlock_cycle(|rw| rw.lock_exclusive(), Kind::RwLockWrite);
+}
+
+#[test]
+fn a_reader_waiting_for_the_writer_that_waits_for_it_is_refused() {
+    rwlock_cycle(|rw| rw.lock_shared(), Kind::RwLockRead);
+}
+
+#[test]
+fn an_upgradable_reader_closing_a_cycle_is_refused() {
+    rwlock_cycle(|rw| rw.lock_upgradable(), Kind::RwLockUpgradable);
+}
+
+#[test]
+fn an_upgrade_is_not_a_wait_for_itself() {
+    let _s = serial();
+    deadlock::set_enabled(true);
+    let rw: &'static RawRwLock = Box::leak(Box::new(RawRwLock::new()));
+    rw.lock_upgradable();
+    rw.lock_shared();
+    let reader = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(50));
+        // SAFETY: taken by the main thread, released on its behalf (a read
+        // has no owner).
+        unsafe { rw.unlock_shared() };
+    });
+    // Waits for the read above to go: its own upgradable hold is no cycle.
+    // SAFETY: the upgradable read is held.
+    unsafe { rw.upgrade() };
+    let snap = diagnostics::snapshot();
+    let me = diagnostics::thread_id();
+    let addr = rw as *const RawRwLock as usize;
+    assert!(snap
+        .holds
+        .iter()
+        .any(|h| h.address == addr && h.thread == me && h.kind == Kind::RwLockWrite));
+    // SAFETY: upgraded just above.
+    unsafe { rw.unlock_exclusive() };
+    reader.join().unwrap();
+    assert!(!diagnostics::snapshot()
+        .holds
+        .iter()
+        .any(|h| h.address == addr));
+    deadlock::set_enabled(false);
 }

@@ -234,7 +234,11 @@ pub(super) fn acquired(resource: usize, kind: Kind, ordering: bool) {
             g.check_order(me, resource);
         }
         g.holders.insert(resource, (me, kind));
-        g.taken.entry(me).or_default().push(resource);
+        // An upgrade or a downgrade changes a hold's kind, not its place.
+        let taken = g.taken.entry(me).or_default();
+        if !taken.contains(&resource) {
+            taken.push(resource);
+        }
     });
 }
 

@@ -374,6 +374,20 @@ unsafe impl AcquireState for ClassWaiter<'_> {
         self.lock.key(self.class)
     }
 
+    fn kind(&self) -> crate::diagnostics::Kind {
+        self.class.kind()
+    }
+
+    // Holds are recorded under the lock's address. An upgrade waits for
+    // readers, which are not recorded, while its thread holds the
+    // upgradable read: under the lock's address it would find itself.
+    fn resource(&self) -> usize {
+        match self.class {
+            Class::Upgrade => self.lock.key(Class::Upgrade),
+            _ => self.lock as *const RawRwLock as usize,
+        }
+    }
+
     fn should_park(&self, _: ()) -> bool {
         self.lock.should_park(self.class)
     }

@@ -21,6 +21,12 @@ pub(super) enum Class {
 }
 
 impl Class {
+    /// Whether a hold of this class has one owner, recorded by the
+    /// diagnostics (reads are shared: not recorded).
+    pub(super) fn has_owner(self) -> bool {
+        matches!(self, Class::Writer | Class::Upgradable | Class::Upgrade)
+    }
+
     /// What its waits are, for the diagnostics.
     pub(super) fn kind(self) -> crate::diagnostics::Kind {
         use crate::diagnostics::Kind;

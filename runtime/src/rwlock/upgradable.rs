@@ -110,12 +110,14 @@ impl RawRwLock {
     /// `waiter` as for [`lock_shared_async_begin`](Self::lock_shared_async_begin).
     pub unsafe fn upgrade_async_begin(&self, waiter: &AsyncWaiter) -> bool {
         if self.try_enter(Class::Upgrade) {
-            return true;
+            return self.took(Class::Upgrade, true);
         }
         // We hold UPGRADABLE, so no writer holds WRITER.
         self.state.fetch_or(WRITER, Ordering::Acquire);
         // SAFETY: forwarded from the caller.
-        unsafe { self.async_begin(Class::Upgrade, waiter) }
+        self.took(Class::Upgrade, unsafe {
+            self.async_begin(Class::Upgrade, waiter)
+        })
     }
 
     /// Step 2: `true` if upgraded, `false` if queued again.
@@ -124,7 +126,9 @@ impl RawRwLock {
     /// `waiter` is the one queued by `upgrade_async_begin` on this lock.
     pub unsafe fn upgrade_async_resume(&self, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { self.async_resume(Class::Upgrade, waiter) }
+        self.took(Class::Upgrade, unsafe {
+            self.async_resume(Class::Upgrade, waiter)
+        })
     }
 
     /// Gives up an asynchronous upgrade: `true` if it upgraded after all
@@ -137,7 +141,7 @@ impl RawRwLock {
     pub unsafe fn upgrade_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
         if unsafe { self.async_cancel(Class::Upgrade, waiter) } {
-            return true;
+            return self.took(Class::Upgrade, true);
         }
         self.withdraw_upgrade();
         false
