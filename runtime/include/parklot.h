@@ -51,6 +51,10 @@ extern "C" {
  *  the barrier opened, and broke it: the other parties get
  *  PARKLOT_BARRIER_BROKEN. */
 #define PARKLOT_BARRIER_TIMED_OUT (-6)
+/** Deadlock detection (parklot_set_deadlock_detection) refused a wait that
+ *  would have closed a cycle of threads waiting for each other's locks:
+ *  nothing was taken. parklot_last_deadlock says which cycle. */
+#define PARKLOT_EDEADLK (-7)
 
 /* Results of parklot_wait32 / parklot_wait64 (Atomics.wait's three strings). */
 
@@ -96,7 +100,8 @@ typedef char parklot_condition_t_is_one_byte[sizeof(parklot_condition_t) == 1 ? 
 /* ---- Lock ---------------------------------------------------------------- */
 
 /** Acquires the lock, spinning briefly and then sleeping.
- *  Returns 0, or PARKLOT_EINVAL for NULL. */
+ *  Returns 0, PARKLOT_EDEADLK (deadlock detection refused the wait; nothing
+ *  taken), or PARKLOT_EINVAL for NULL. */
 int32_t parklot_lock(parklot_lock_t *lock);
 
 /** Acquires the lock like parklot_lock, and reports a holder that died
@@ -543,6 +548,81 @@ uint32_t parklot_set_park_spin_limit(uint32_t spins);
  *  previous policy (0 or 1), or PARKLOT_EINVAL for any other value, which
  *  changes nothing. */
 int32_t parklot_set_carry_parked(int32_t on);
+
+/* ---- Diagnostics ---------------------------------------------------------
+ * Who waits where, who holds what, deadlocks refused as they close. Kinds
+ * (parklot_kind_name): 0 unknown, 1 Lock, 2 RwLock.read, 3 RwLock.write,
+ * 4 RwLock.upgradable, 5 Condition, 6 Semaphore, 7 Barrier, 8 Once, 9 futex.
+ * Holds are known for locks and the write and upgradable holds of a rwlock,
+ * while tracking, detection or lock-order checking is on. With all of them
+ * off (the default) each lock and unlock pays one relaxed load. */
+
+/** A queued waiter, as parklot_diagnostics reports it. */
+typedef struct parklot_waiter_info {
+    uintptr_t address;   /* what it waits on */
+    uint32_t kind;
+    uint64_t thread;     /* parklot_thread_id() of the waiting thread */
+    int32_t blocking;    /* 1 a blocked thread, 0 an async record */
+    uint64_t since_ns;   /* queued at, in the runtime's clock */
+    int64_t deadline_ns; /* gives up at, or -1 */
+} parklot_waiter_info_t;
+
+/** A hold of a tracked lock. */
+typedef struct parklot_hold_info {
+    uintptr_t address;
+    uint32_t kind;
+    uint64_t thread;
+} parklot_hold_info_t;
+
+/** A thread the runtime knows (named, seen holding or waiting, or reaped). */
+typedef struct parklot_thread_info {
+    uint64_t id;
+    const char *name;    /* NULL if unnamed; valid during the callback only */
+    int32_t reaped;
+} parklot_thread_info_t;
+
+/** Takes a snapshot and calls each non-NULL callback once per waiter, hold
+ *  and thread, in that order; a callback returning nonzero stops the walk.
+ *  Returns how many waiters the snapshot had. Cheap enough to call often:
+ *  each wait queue is locked only while its waiters are copied. */
+int32_t parklot_diagnostics(int32_t (*on_waiter)(const parklot_waiter_info_t *, void *),
+                            int32_t (*on_hold)(const parklot_hold_info_t *, void *),
+                            int32_t (*on_thread)(const parklot_thread_info_t *, void *),
+                            void *ctx);
+
+/** The calling thread's id in the snapshot and the reports. */
+uint64_t parklot_thread_id(void);
+
+/** Names the calling thread (UTF-8, copied). Returns 0, or PARKLOT_EINVAL
+ *  for NULL or invalid UTF-8. */
+int32_t parklot_set_thread_name(const char *name);
+
+/** A kind's name (a static string; "unknown" for any other number). */
+const char *parklot_kind_name(uint32_t kind);
+
+/** Deadlock detection on (1) or off (0), for every thread: while on, a
+ *  blocking lock that would close a cycle returns PARKLOT_EDEADLK instead
+ *  of waiting forever. Returns the previous state, or PARKLOT_EINVAL for
+ *  any other value (nothing changed). */
+int32_t parklot_set_deadlock_detection(int32_t on);
+
+/** Hold tracking for parklot_diagnostics on (1) or off (0). Returns the
+ *  previous state of this switch, or PARKLOT_EINVAL. */
+int32_t parklot_set_hold_tracking(int32_t on);
+
+/** Lock-order checking on (1) or off (0): the first time two locks are
+ *  taken in both orders it is reported (parklot_lock_order_violation).
+ *  Returns the previous state, or PARKLOT_EINVAL. */
+int32_t parklot_set_lock_order_checking(int32_t on);
+
+/** Copies the message of the cycle the calling thread's last PARKLOT_EDEADLK
+ *  was about into buf (NUL-terminated, cut to len bytes) and forgets it.
+ *  Returns the message's full length, or 0 if there is none. */
+size_t parklot_last_deadlock(char *buf, size_t len);
+
+/** Copies the index-th lock-order inversion's message into buf as
+ *  parklot_last_deadlock does; returns 0 past the last one. */
+size_t parklot_lock_order_violation(size_t index, char *buf, size_t len);
 
 #ifdef __cplusplus
 } /* extern "C" */

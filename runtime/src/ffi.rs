@@ -20,6 +20,15 @@ pub const PARKLOT_EPOISONED: i32 = -4;
 pub const PARKLOT_BARRIER_BROKEN: i32 = -5;
 /// A barrier wait gave up first and broke the barrier ([`BarrierError::TimedOut`]).
 pub const PARKLOT_BARRIER_TIMED_OUT: i32 = -6;
+/// Deadlock detection refused a wait that would have closed a cycle
+/// ([`crate::deadlock`]): nothing was taken.
+pub const PARKLOT_EDEADLK: i32 = -7;
+
+/// An acquisition that detection may refuse, as the C result: `ok` if it
+/// took it, else `PARKLOT_EDEADLK`.
+fn refusable(r: Result<(), crate::deadlock::DeadlockError>, ok: i32) -> i32 {
+    r.map_or(PARKLOT_EDEADLK, |()| ok)
+}
 
 fn timeout_from_ns(timeout_ns: i64) -> Option<Duration> {
     // Negative: wait forever, as a C caller would pass -1.
@@ -40,13 +49,7 @@ unsafe fn lock_ref<'a>(lock: *const Lock) -> Option<&'a Lock> {
 #[no_mangle]
 pub unsafe extern "C" fn parklot_lock(lock: *const Lock) -> i32 {
     // SAFETY: forwarded from the caller.
-    match unsafe { lock_ref(lock) } {
-        Some(l) => {
-            l.lock();
-            0
-        }
-        None => PARKLOT_EINVAL,
-    }
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| refusable(l.lock_or_deadlock(), 0))
 }
 
 /// Acquires the lock and reports a holder that died holding it: 0, or
@@ -58,9 +61,10 @@ pub unsafe extern "C" fn parklot_lock(lock: *const Lock) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn parklot_lock_checked(lock: *const Lock) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| match l.lock_checked() {
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| match l.lock_or_deadlock() {
+        Err(_) => PARKLOT_EDEADLK,
+        Ok(()) if l.take_owner_died() => PARKLOT_EOWNERDEAD,
         Ok(()) => 0,
-        Err(crate::OwnerDied) => PARKLOT_EOWNERDEAD,
     })
 }
 
@@ -99,10 +103,7 @@ pub unsafe extern "C" fn parklot_try_lock_for(lock: *const Lock, timeout_ns: i64
     // SAFETY: forwarded from the caller.
     unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| match timeout_from_ns(timeout_ns) {
         Some(t) => l.try_lock_for(t) as i32,
-        None => {
-            l.lock();
-            1
-        }
+        None => refusable(l.lock_or_deadlock(), 1),
     })
 }
 
@@ -266,16 +267,13 @@ unsafe fn init<T>(p: *mut T, valid: bool, make: impl FnOnce() -> T) -> i32 {
 /// `Duration`) into the C result: 1 taken, 0 timed out.
 fn timed(
     timeout_ns: i64,
-    forever: impl FnOnce(),
+    forever: impl FnOnce() -> i32,
     now: impl FnOnce() -> bool,
     within: impl FnOnce(Duration) -> bool,
 ) -> i32 {
     match timeout_from_ns(timeout_ns) {
         Some(t) => (now() || (!t.is_zero() && within(t))) as i32,
-        None => {
-            forever();
-            1
-        }
+        None => forever(),
     }
 }
 
@@ -291,17 +289,15 @@ macro_rules! rwlock_hold {
             = $lock:ident, $now:ident, $within:ident, $unlock:ident;
     )*) => {$(
         $(#[$doc])*
-        #[doc = " Returns 0 or `PARKLOT_EINVAL`."]
+        #[doc = " Returns 0, `PARKLOT_EDEADLK` (deadlock detection refused the wait;"]
+        #[doc = " nothing taken) or `PARKLOT_EINVAL`."]
         ///
         /// # Safety
         /// `lock` is null, misaligned, or points at a live, initialised `parklot_rwlock_t`.
         #[no_mangle]
         pub unsafe extern "C" fn $take(lock: *const RawRwLock) -> i32 {
             // SAFETY: forwarded from the caller.
-            unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-                l.$lock();
-                0
-            })
+            unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| refusable(l.$lock(), 0))
         }
 
         #[doc = concat!("Takes ", $what, ", waiting at most `timeout_ns` (0: do not wait;")]
@@ -313,7 +309,7 @@ macro_rules! rwlock_hold {
         pub unsafe extern "C" fn $try_for(lock: *const RawRwLock, timeout_ns: i64) -> i32 {
             // SAFETY: forwarded from the caller.
             unsafe { aligned_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
-                timed(timeout_ns, || l.$lock(), || l.$now(), |t| l.$within(t))
+                timed(timeout_ns, || refusable(l.$lock(), 1), || l.$now(), |t| l.$within(t))
             })
         }
 
@@ -355,15 +351,15 @@ pub unsafe extern "C" fn parklot_rwlock_init(lock: *mut RawRwLock, prefer_writer
 rwlock_hold! {
     /// Takes a read (shared) lock.
     "a read lock": parklot_rwlock_read, parklot_rwlock_try_read_for, parklot_rwlock_unlock_read
-        = lock_shared, try_lock_shared, try_lock_shared_for, checked_unlock_shared;
+        = lock_shared_or_deadlock, try_lock_shared, try_lock_shared_for, checked_unlock_shared;
     /// Takes the write (exclusive) lock.
     "the write lock": parklot_rwlock_write, parklot_rwlock_try_write_for, parklot_rwlock_unlock_write
-        = lock_exclusive, try_lock_exclusive, try_lock_exclusive_for, checked_unlock_exclusive;
+        = lock_exclusive_or_deadlock, try_lock_exclusive, try_lock_exclusive_for, checked_unlock_exclusive;
     /// Takes an upgradable read: shared with plain readers, exclusive of
     /// writers and of other upgradable readers.
     "an upgradable read": parklot_rwlock_upgradable_read, parklot_rwlock_try_upgradable_read_for,
         parklot_rwlock_unlock_upgradable
-        = lock_upgradable, try_lock_upgradable, try_lock_upgradable_for, checked_unlock_upgradable;
+        = lock_upgradable_or_deadlock, try_lock_upgradable, try_lock_upgradable_for, checked_unlock_upgradable;
 }
 
 /// Turns the caller's write lock into a read lock. Returns 0,
@@ -431,7 +427,11 @@ pub unsafe extern "C" fn parklot_rwlock_try_upgrade_for(
         timed(
             timeout_ns,
             // SAFETY: the caller holds the upgradable read.
-            || unsafe { l.upgrade() },
+            || {
+                // SAFETY: as above.
+                unsafe { l.upgrade() };
+                1
+            },
             // SAFETY: as above; a failed try or timeout leaves it held.
             || unsafe { l.try_upgrade() },
             // SAFETY: as above.
@@ -503,7 +503,10 @@ pub unsafe extern "C" fn parklot_semaphore_acquire(
     match unsafe { aligned_ref(sem) } {
         Some(s) if n <= crate::MAX_PERMITS => timed(
             timeout_ns,
-            || s.acquire(n),
+            || {
+                s.acquire(n);
+                1
+            },
             || s.try_acquire(n),
             |t| s.try_acquire_for(n, t),
         ),

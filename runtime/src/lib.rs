@@ -87,6 +87,8 @@ mod ffi_async_toolkit;
 mod ffi_tuning;
 // The C ABI of what an engine calls when a buffer or a thread goes away.
 #[cfg(not(loom))]
+mod ffi_diagnostics;
+#[cfg(not(loom))]
 mod ffi_embedding;
 
 pub use blocking::{set_thread_may_block, thread_may_block};

@@ -79,6 +79,7 @@ macro_rules! acquires {
         $(#[$try_doc:meta])* $try:ident,
         $(#[$for_doc:meta])* $for:ident,
         $(#[$until_doc:meta])* $until:ident,
+        $(#[$refusable_doc:meta])* $refusable:ident,
     ) => {
         $(#[$lock_doc])*
         #[inline]
@@ -108,6 +109,15 @@ macro_rules! acquires {
         pub fn $until(&self, deadline: impl Into<$crate::clock::Instant>) -> bool {
             let taken = self.try_enter($class) || self.lock_slow($class, Some(deadline.into()));
             self.took($class, taken)
+        }
+
+        $(#[$refusable_doc])*
+        pub fn $refusable(&self) -> Result<(), $crate::deadlock::DeadlockError> {
+            if !self.try_enter_once($class) && !self.lock_slow($class, None) {
+                return Err($crate::deadlock::take_deadlock().expect("refused by detection"));
+            }
+            self.took($class, true);
+            Ok(())
         }
     };
 }
@@ -266,6 +276,10 @@ impl RawRwLock {
         try_lock_shared_for,
         /// Takes a shared lock, waiting until `deadline` at the latest.
         try_lock_shared_until,
+        /// Takes a read like [`lock_shared`](Self::lock_shared), or, with deadlock
+        /// detection on ([`crate::deadlock`]), returns the cycle waiting would
+        /// close, taking nothing.
+        lock_shared_or_deadlock,
     }
 
     /// Releases a shared lock.
@@ -362,6 +376,10 @@ impl RawRwLock {
         try_lock_exclusive_for,
         /// Takes the exclusive lock, waiting until `deadline` at the latest.
         try_lock_exclusive_until,
+        /// Takes the write lock like [`lock_exclusive`](Self::lock_exclusive), or, with deadlock
+        /// detection on ([`crate::deadlock`]), returns the cycle waiting would
+        /// close, taking nothing.
+        lock_exclusive_or_deadlock,
     }
 
     /// Releases the exclusive lock. Parked threads are woken to compete,
@@ -406,6 +424,10 @@ impl RawRwLock {
         try_lock_upgradable_for,
         /// Takes an upgradable read, waiting until `deadline` at the latest.
         try_lock_upgradable_until,
+        /// Takes an upgradable read like [`lock_upgradable`](Self::lock_upgradable), or, with deadlock
+        /// detection on ([`crate::deadlock`]), returns the cycle waiting would
+        /// close, taking nothing.
+        lock_upgradable_or_deadlock,
     }
 
     /// Releases an upgradable read.

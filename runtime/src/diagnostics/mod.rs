@@ -69,20 +69,23 @@ pub enum Kind {
 impl Kind {
     /// The kind's name, as the JS and C APIs print it.
     pub fn name(self) -> &'static str {
-        match self {
-            Kind::Unknown => "unknown",
-            Kind::Lock => "Lock",
-            Kind::RwLockRead => "RwLock.read",
-            Kind::RwLockWrite => "RwLock.write",
-            Kind::RwLockUpgradable => "RwLock.upgradable",
-            Kind::Condition => "Condition",
-            Kind::Semaphore => "Semaphore",
-            Kind::Barrier => "Barrier",
-            Kind::Once => "Once",
-            Kind::Futex => "futex",
-        }
+        KIND_NAMES[self as usize].to_str().unwrap_or("unknown")
     }
 }
+
+/// Each [`Kind`]'s name, by its number (NUL-terminated for the C ABI).
+pub(crate) const KIND_NAMES: [&core::ffi::CStr; 10] = [
+    c"unknown",
+    c"Lock",
+    c"RwLock.read",
+    c"RwLock.write",
+    c"RwLock.upgradable",
+    c"Condition",
+    c"Semaphore",
+    c"Barrier",
+    c"Once",
+    c"futex",
+];
 
 /// What is switched on: a bit each. Not a synchronisation variable (the
 /// graph's own lock orders what the bits enable), so a plain atomic even
@@ -124,10 +127,15 @@ pub fn set_tracking(on: bool) {
     set_bit(TRACK, on);
 }
 
-/// Whether hold tracking is on ([`set_tracking`]), on its own or for
+/// Whether holds are tracked now: on their own ([`set_tracking`]) or for
 /// detection or lock-order checking.
 pub fn is_tracking() -> bool {
     tracking()
+}
+
+/// Whether [`set_tracking`]'s own switch is on.
+pub fn is_tracking_holds() -> bool {
+    mode() & TRACK != 0
 }
 
 /// The id of the calling thread, as the snapshot and the reports name it:

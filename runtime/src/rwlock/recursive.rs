@@ -43,6 +43,10 @@ impl RawRwLock {
         /// [`lock_shared_recursive`](Self::lock_shared_recursive), waiting until
         /// `deadline` at the latest.
         try_lock_shared_recursive_until,
+        /// Takes a read like [`lock_shared_recursive`](Self::lock_shared_recursive),
+        /// or, with deadlock detection on ([`crate::deadlock`]), returns the
+        /// cycle waiting would close, taking nothing.
+        lock_shared_recursive_or_deadlock,
     }
 }
 
