@@ -4,17 +4,13 @@
 // block. Workers run tests/js/worker.mjs, watched (rt.watch) so that a
 // terminated one is reaped.
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BrokenBarrierError, Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, spawn, withTimeout, type Spawned } from './helpers.js';
+import { outcome, rt, sleep, spawn, type Spawned, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 10_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** Starts a worker waiting once at `barrier` and gives it 100 ms to queue. */
 async function waiting(barrier: number, data: Record<string, unknown> = {}): Promise<Spawned> {

@@ -1,7 +1,19 @@
-// Shared by the JS tests: workers running tests/js/worker.mjs, waiting with
-// a deadline, sleeping.
+// Shared by the JS tests: the test file's runtime, workers running
+// tests/js/worker.mjs, waiting with a deadline, sleeping.
 import { Worker } from 'node:worker_threads';
-import type { Runtime } from '../../js/dist/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { Runtime, type RuntimeOptions } from '../../js/dist/index.js';
+
+/** The test file's runtime, once `useRuntime()` made it (each test file has its own module instance). */
+export let rt: Runtime;
+
+/** Gives the test file a runtime, `rt`: created before its tests, closed after them. */
+export function useRuntime(options?: RuntimeOptions): void {
+  beforeAll(async () => {
+    rt = await Runtime.create(options);
+  });
+  afterAll(() => rt.close());
+}
 
 export interface Message {
   type: string;

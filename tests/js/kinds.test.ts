@@ -9,15 +9,11 @@
 //     `rt.lock().free()` do not grow the memory.
 //  7. `rt.rwLock('prefer-readers')` is the policy; bad options are parklot's errors.
 import { Worker } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, withTimeout } from './helpers.js';
+import { outcome, rt, sleep, useRuntime, withTimeout } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** A kinds-worker.mjs worker attached to `rt`, and a way to run its operations. */
 async function helper(): Promise<{ run(op: string, args?: unknown): Promise<unknown>; close(): Promise<void> }> {

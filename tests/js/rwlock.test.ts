@@ -2,17 +2,12 @@
 // that may not block (the page-style async waiters) mix reads and writes on
 // one lock; any writer overlapping anyone, or a lost update, shows. Plus the
 // calls' contracts on the main thread.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime } from '../../js/dist/index.js';
-import { openGate, sleep, spawn, withTimeout } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { openGate, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 30_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('RwLock', () => {
   for (const policy of ['prefer-writers', 'prefer-readers'] as const) {

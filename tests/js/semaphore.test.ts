@@ -1,15 +1,10 @@
 // The semaphore and the barrier from JS (issue 13): workers that block and
 // workers that may not block (page-style async waiters) share one of each;
 // the bound on held permits and the barrier's rounds are checked.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime } from '../../js/dist/index.js';
-import { spawn, withTimeout } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { rt, spawn, useRuntime, withTimeout } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('Semaphore', () => {
   it('blocking and async workers never hold more permits than the bound', async () => {

@@ -11,17 +11,13 @@
 // poisons the runtime (death-in-runtime.test.ts), which would end the cases
 // after it. So B is left to finish, and killed only if it missed the
 // deadline (it is parked then).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OwnerDiedError, Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, spawn, withTimeout, type Spawned } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { OwnerDiedError } from '../../js/dist/index.js';
+import { outcome, rt, sleep, spawn, type Spawned, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 3000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** Starts `task` and waits until it posted `type` and had 100 ms to queue itself. */
 async function queued(task: string, data: Record<string, unknown>, type: string): Promise<Spawned> {

@@ -3,17 +3,13 @@
 // upgradable readers; an upgrade waits for the readers to leave and keeps
 // new ones out meanwhile; blocking and async (page-style) workers mix all
 // four kinds of acquisition on one lock without overlap or lost updates.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { openGate, outcome, sleep, spawn, withTimeout } from './helpers.js';
+import { openGate, outcome, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 30_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('RwLock upgradable reads', () => {
   for (const policy of ['prefer-writers', 'prefer-readers'] as const) {
