@@ -10,7 +10,10 @@ import { Kind, freedError } from './kinds.js';
 import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
-import { settle } from './waiters.js';
+import { acquireQueued } from './waiters.js';
+
+/** Whether a semaphore export's code says the permits are this thread's (its exports answer only yes or no). */
+const granted = (code: number): boolean => code === Acquired.Yes;
 
 /** The most permits a semaphore holds (2^30 - 1). */
 export const MAX_PERMITS = 0x3fff_ffff;
@@ -75,33 +78,7 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
     const t = toAsyncTimeout(call, timeout);
     const signal = toSignal(call, options);
     const core = this.#live(call);
-    signal?.throwIfAborted();
-    if (this.#try(n, call)) return true;
-    if (t === 0) return false;
-    const deadline = t === Infinity ? Infinity : performance.now() + t;
-    const g = core.glue;
-    const record = core.pool.take();
-    record.key = this.address;
-    record.arg = n;
-    record.queuedOn = Queue.Semaphore;
-    core.keepAlive.enter();
-    try {
-      if (g.semaphore_async_begin(this.address, n, record.address) === Acquired.Yes) return true;
-      for (;;) {
-        if (await settle(core, record, deadline, signal)) {
-          if (g.semaphore_async_resume(this.address, n, record.address) === Acquired.Yes) return true;
-          continue; // did not fit: queued again
-        }
-        // Timed out or aborted: leave the queue; the permits may have been granted meanwhile (then they are ours).
-        const granted = g.semaphore_async_cancel(this.address, n, record.address) === Acquired.Yes;
-        if (!granted) signal?.throwIfAborted();
-        return granted;
-      }
-    } finally {
-      core.keepAlive.leave();
-      record.queuedOn = Queue.None;
-      core.pool.give(record);
-    }
+    return acquireQueued(core, 'semaphore', this.address, n, Queue.Semaphore, t, signal, granted);
   }
 
   /**
