@@ -10,7 +10,7 @@
  * downgrades of what this thread does not hold are refused, and a worker
  * that dies holding the lock is reaped (see `RwLock`).
  */
-import { Acquired, Mode, tookLock } from './acquired.js';
+import { Acquired, Mode, holdingAsync, tookLock } from './acquired.js';
 import type { Core } from './core.js';
 import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
 import { Kind, freedError } from './kinds.js';
@@ -294,28 +294,13 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
   }
 
   /** Runs `fn` (maybe async) holding a read taken with `readAsync()`; works on every thread. `{ signal }` cancels the wait (then `fn` does not run). */
-  async withReadAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    await this.readAsync(undefined, options);
-    try {
-      return await fn();
-    } finally {
-      this.unlockRead();
-    }
+  withReadAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.readAsync(undefined, options), () => this.unlockRead(), fn);
   }
 
   /** Runs `fn` (maybe async) holding the write lock taken with `writeAsync()`; `OwnerDiedError` as in `withWrite`, `{ signal }` as in `withReadAsync`. */
-  async withWriteAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    try {
-      await this.writeAsync(undefined, options);
-    } catch (e) {
-      if (e instanceof OwnerDiedError) this.unlockWrite();
-      throw e;
-    }
-    try {
-      return await fn();
-    } finally {
-      this.unlockWrite();
-    }
+  withWriteAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.writeAsync(undefined, options), () => this.unlockWrite(), fn);
   }
 
   /** A snapshot of who holds the lock. For assertions and diagnostics. */

@@ -3,7 +3,7 @@
  * (runtime/src/semaphore.rs): waits park in the same ParkingLot as locks,
  * and threads that may not block wait asynchronously in the same queues.
  */
-import { Acquired } from './acquired.js';
+import { Acquired, holdingAsync } from './acquired.js';
 import type { Core } from './core.js';
 import { closedError } from './errors.js';
 import { Kind, freedError } from './kinds.js';
@@ -106,13 +106,8 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
    * @example
    * await slots.withPermitsAsync(2, async () => { await upload(a); await upload(b); });
    */
-  async withPermitsAsync<T>(n: number, fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    await this.acquireAsync(n, undefined, options);
-    try {
-      return await fn();
-    } finally {
-      this.release(n);
-    }
+  withPermitsAsync<T>(n: number, fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.acquireAsync(n, undefined, options), () => this.release(n), fn);
   }
 
   /** Returns `n` permits (default 1). Throws a RangeError, changing nothing, past MAX_PERMITS free. */
