@@ -608,35 +608,34 @@ const charts = [
       points: tput.filter((t) => t.lock === name && !t.mainThread).map((t) => ({ x: t.workers, y: t.rate.median, min: t.rate.min, max: t.rate.max })),
     })),
   },
-  {
-    id: 'condition',
-    title: 'Ping-pong under a lock + condition in Chromium: parklot vs multithreading (mean, p10–p90)',
+  labChart('condition', 'Ping-pong under a lock + condition in Chromium: parklot vs multithreading (mean, p10–p90)', [
+    { name: 'parklot Lock + Condition (npm package)', keys: ['cond-parklot'] },
+    { name: 'multithreading Mutex + Condvar (npm)', keys: ['cond-multithreading'] },
+  ]),
+  labChart('wait-notify', 'Wake latency in Chromium: parklot vs engine Atomics (mean, p10–p90)', [
+    { name: 'parklot', keys: ['ping-parklot', 'pinned-parklot', `ping${2 * SETTINGS.oversubscribedPairs}-parklot`, 'main-parklot', 'after-parklot'] },
+    { name: 'engine Atomics', keys: ['ping-native', 'pinned-native', `ping${2 * SETTINGS.oversubscribedPairs}-native`, 'main-native', 'after-native'] },
+  ]),
+];
+
+/**
+ * A bar chart of the lab's times in microseconds: per series `{ name, keys }`,
+ * a bar for each of its keys measured (at its part's place on LAB_AXIS), the
+ * mean, with whiskers from p10 to p90.
+ */
+function labChart(id, title, series) {
+  return {
+    id,
+    title,
     kind: 'bar',
     x: { label: 'measurement', log: false },
     y: { label: 'microseconds', log: false },
-    series: [
-      { name: 'parklot Lock + Condition (npm package)', key: 'cond-parklot' },
-      { name: 'multithreading Mutex + Condvar (npm)', key: 'cond-multithreading' },
-    ].map(({ name, key }) => ({
-      name,
-      points: [{ x: LAB_AXIS.cond, y: labStats[key].mean * 1000, min: labStats[key].p10 * 1000, max: labStats[key].p90 * 1000 }],
-    })),
-  },
-  {
-    id: 'wait-notify',
-    title: 'Wake latency in Chromium: parklot vs engine Atomics (mean, p10–p90)',
-    kind: 'bar',
-    x: { label: 'measurement', log: false },
-    y: { label: 'microseconds', log: false },
-    series: [
-      { name: 'parklot', keys: ['ping-parklot', 'pinned-parklot', `ping${2 * SETTINGS.oversubscribedPairs}-parklot`, 'main-parklot', 'after-parklot'] },
-      { name: 'engine Atomics', keys: ['ping-native', 'pinned-native', `ping${2 * SETTINGS.oversubscribedPairs}-native`, 'main-native', 'after-native'] },
-    ].map(({ name, keys }) => ({
+    series: series.map(({ name, keys }) => ({
       name,
       points: keys.filter((k) => labStats[k] !== undefined).map((k) => ({ x: LAB_AXIS[k.split('-')[0]], y: labStats[k].mean * 1000, min: labStats[k].p10 * 1000, max: labStats[k].p90 * 1000 })),
     })),
-  },
-];
+  };
+}
 
 mkdirSync(OUT_DIR, { recursive: true });
 writeFileSync(`${OUT_DIR}/wasm-chromium.json`, `${JSON.stringify({ ...results, summaries: { throughput: tput, lab: labStats }, charts }, null, 1)}\n`);

@@ -68,8 +68,20 @@ export async function packageRuntime() {
   return Runtime;
 }
 
+/**
+ * Starts a suite's run and logs the machine it measures (`emcc` as in
+ * machineInfo). Returns `results(fields)`: the suite's results, its header
+ * (suite, date, quick, elapsed seconds, machine) and then `fields`.
+ */
+export function startRun(suite, quick, emcc) {
+  const started = new Date();
+  const machine = machineInfo(emcc);
+  log(`${suite}: ${machine.cores} CPUs, node ${machine.node}, load ${machine.loadavg.map((x) => x.toFixed(2)).join(' ')}${quick ? ', --quick' : ''}`);
+  return (fields) => ({ suite, date: started.toISOString(), quick, elapsedSeconds: (Date.now() - started.getTime()) / 1e3, machine, ...fields });
+}
+
 /** The machine, as every suite's JSON records it (`emcc`: its version line or null). */
-export function machineInfo(emcc) {
+function machineInfo(emcc) {
   return {
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cores: os.cpus().length,

@@ -21,7 +21,7 @@
 // The multithreading package's Mutex and Condvar (multithreading.mjs) take
 // part in 1, 2 and 4 from a process of their own.
 import { SHARED_BYTES, log, startPool } from './pool.mjs';
-import { loadWasm, machineInfo, packageRuntime, suiteArgs, writeResults } from './module.mjs';
+import { loadWasm, packageRuntime, startRun, suiteArgs, writeResults } from './module.mjs';
 import { lockThroughput } from './throughput.mjs';
 import { uncontended, waitNotify } from './single.mjs';
 import { PAIRS, pingPong } from './ping-pong.mjs';
@@ -51,11 +51,9 @@ const SETTINGS = {
 
 // ---------------------------------------------------------------- setup
 
-const started = new Date();
+const resultsOf = startRun('wasm-node', QUICK, emccVersion());
 const { module, memory, glue, glueUrl, packageUrl } = await loadWasm(['peer_count_loop', 'bench_notify_loop', 'bench_ping_pong']);
 const shared = new SharedArrayBuffer(SHARED_BYTES);
-const machine = machineInfo(emccVersion());
-log(`wasm-node: ${machine.cores} CPUs, node ${machine.node}, load ${machine.loadavg.map((x) => x.toFixed(2)).join(' ')}${QUICK ? ', --quick' : ''}`);
 
 // --------------------------------------------------------- experiments
 
@@ -93,12 +91,7 @@ packageRt.close();
 
 // -------------------------------------------------------------- output
 
-const results = {
-  suite: 'wasm-node',
-  date: started.toISOString(),
-  quick: QUICK,
-  elapsedSeconds: (Date.now() - started.getTime()) / 1e3,
-  machine,
+const results = resultsOf({
   params: SETTINGS,
   skipped: [...throughputResult.skipped, ...skipped],
   experiments: {
@@ -108,6 +101,6 @@ const results = {
     pingPong: pingPongResult,
     mainWake: mainWakeResult,
   },
-};
+});
 const { summaries, goals, charts, markdown } = report(results);
 writeResults(OUT_DIR, { ...results, summaries, goals, charts }, markdown);

@@ -26,7 +26,7 @@
 // Writes DIR/wasm-node-rwlock.json and .md (DIR: bench/results); bench/run.mjs
 // renders the charts and, with native-rwlock.json, the combined rwlock.md.
 import { PoolWorker, SHARED_BYTES, fail, gatedRound, log, startPool, withTimeout } from './pool.mjs';
-import { loadWasm, machineInfo, packageRuntime, suiteArgs, writeResults } from './module.mjs';
+import { loadWasm, packageRuntime, startRun, suiteArgs, writeResults } from './module.mjs';
 import { startMultithreading } from './multithreading.mjs';
 import { checkRound, isWriter, jsVersion, permitsFor, prepareCells, taskOf } from './rwlock-rounds.mjs';
 import { report } from './rwlock-report.mjs';
@@ -46,11 +46,9 @@ const SETTINGS = {
 
 // ---------------------------------------------------------------- setup
 
-const started = new Date();
+const resultsOf = startRun('wasm-node-rwlock', QUICK, null);
 const { module, memory, glue, glueUrl, packageUrl } = await loadWasm(['rw_peer_loop', 'rw_peer_new', 'rwlock_state']);
 const shared = new SharedArrayBuffer(SHARED_BYTES);
-const machine = machineInfo(null);
-log(`wasm-node-rwlock: ${machine.cores} CPUs, node ${machine.node}, load ${machine.loadavg.map((x) => x.toFixed(2)).join(' ')}${QUICK ? ', --quick' : ''}`);
 
 const Runtime = await packageRuntime();
 const rt = await Runtime.create();
@@ -193,18 +191,13 @@ rt.close();
 
 // -------------------------------------------------------------- output
 
-const results = {
-  suite: 'wasm-node-rwlock',
-  date: started.toISOString(),
-  quick: QUICK,
-  elapsedSeconds: (Date.now() - started.getTime()) / 1e3,
-  machine,
+const results = resultsOf({
   params: SETTINGS,
   skipped,
   deadlocks,
   peers: Object.fromEntries(experiments.map((e) => [e, all[e].map(({ id, name, layer, base }) => ({ id, name, layer, base }))])),
   rounds,
-};
+});
 const { summaries, charts, markdown } = report(results);
 writeResults(OUT_DIR, { ...results, summaries, charts }, markdown);
 if (deadlocks.length) fail(`${deadlocks.length} round(s) deadlocked: ${deadlocks.map((d) => `${d.name}, ${d.workers} workers, ${roundName(d.round)}`).join('; ')} (the results say so)`);

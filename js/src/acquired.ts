@@ -19,6 +19,26 @@ export function heldAfter(mode: number): number {
 }
 
 /**
+ * Runs `fn` (which may be async) holding what `take` acquired, and `give`s it
+ * back once `fn`'s result settles. If `take` rejects with an `OwnerDiedError`
+ * (holding it), `fn` does not run on data that may be inconsistent: it is
+ * given back and the error rethrown.
+ */
+export async function holdingAsync<T>(take: () => Promise<unknown>, give: () => void, fn: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+  try {
+    await take();
+  } catch (e) {
+    if (e instanceof OwnerDiedError) give();
+    throw e;
+  }
+  try {
+    return await fn();
+  } finally {
+    give();
+  }
+}
+
+/**
  * Whether an acquisition export took the lock at `address`; throws for an
  * owner-died lock (then held by this thread) and for a lock this thread
  * already holds (then nothing changed).

@@ -6,7 +6,7 @@
  * The object only carries the lock's address: `lock()`/`unlock()` call the
  * wasm export with it and allocate nothing.
  */
-import { Acquired, tookLock } from './acquired.js';
+import { Acquired, holdingAsync, tookLock } from './acquired.js';
 import type { Core } from './core.js';
 import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
 import { Kind, freedError } from './kinds.js';
@@ -251,18 +251,8 @@ export class Lock extends Primitive<'parklot.lock'> {
    * @example
    * await lock.withLockAsync(async () => { counter[0] += await nextValue(); });
    */
-  async withLockAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    try {
-      await this.lockAsync(undefined, options);
-    } catch (e) {
-      if (e instanceof OwnerDiedError) this.unlock();
-      throw e;
-    }
-    try {
-      return await fn();
-    } finally {
-      this.unlock();
-    }
+  withLockAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.lockAsync(undefined, options), () => this.unlock(), fn);
   }
 
   /**

@@ -10,14 +10,14 @@
  * downgrades of what this thread does not hold are refused, and a worker
  * that dies holding the lock is reaped (see `RwLock`).
  */
-import { Acquired, Mode, tookLock } from './acquired.js';
+import { Acquired, Mode, holdingAsync, tookLock } from './acquired.js';
 import type { Core } from './core.js';
 import { OwnerDiedError, closedError, heldByAnotherError, notLockedError } from './errors.js';
 import { Kind, freedError } from './kinds.js';
 import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
-import { settle } from './waiters.js';
+import { acquireQueued } from './waiters.js';
 
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2 } as const;
@@ -294,28 +294,13 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
   }
 
   /** Runs `fn` (maybe async) holding a read taken with `readAsync()`; works on every thread. `{ signal }` cancels the wait (then `fn` does not run). */
-  async withReadAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    await this.readAsync(undefined, options);
-    try {
-      return await fn();
-    } finally {
-      this.unlockRead();
-    }
+  withReadAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.readAsync(undefined, options), () => this.unlockRead(), fn);
   }
 
   /** Runs `fn` (maybe async) holding the write lock taken with `writeAsync()`; `OwnerDiedError` as in `withWrite`, `{ signal }` as in `withReadAsync`. */
-  async withWriteAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    try {
-      await this.writeAsync(undefined, options);
-    } catch (e) {
-      if (e instanceof OwnerDiedError) this.unlockWrite();
-      throw e;
-    }
-    try {
-      return await fn();
-    } finally {
-      this.unlockWrite();
-    }
+  withWriteAsync<T>(fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.writeAsync(undefined, options), () => this.unlockWrite(), fn);
   }
 
   /** A snapshot of who holds the lock. For assertions and diagnostics. */
@@ -382,43 +367,11 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
     const t = toAsyncTimeout(call, timeout);
     const signal = toSignal(call, options);
     const core = this.#live(call);
-    signal?.throwIfAborted();
-    if (this.#try(mode, call)) return true;
-    if (t === 0) return false;
-    const deadline = t === Infinity ? Infinity : performance.now() + t;
-    const g = core.glue;
-    const record = core.pool.take();
-    record.key = this.address;
-    record.arg = mode;
-    record.queuedOn = Queue.RwLock;
-    core.keepAlive.enter();
     try {
-      const begun = g.rwlock_async_begin(this.address, mode, record.address);
-      if (begun !== Acquired.No) {
-        record.queuedOn = Queue.None;
-        return this.#took(begun, call);
-      }
-      for (;;) {
-        if (await settle(core, record, deadline, signal)) {
-          // Claimed: handed the lock, or woken to compete again.
-          const resumed = g.rwlock_async_resume(this.address, mode, record.address);
-          if (resumed === Acquired.No) continue; // queued again
-          record.queuedOn = Queue.None;
-          return this.#took(resumed, call);
-        }
-        // Timed out or aborted: leave the queue; a hand-off may have won the race (then it is ours).
-        const cancelled = g.rwlock_async_cancel(this.address, mode, record.address);
-        record.queuedOn = Queue.None;
-        if (cancelled === Acquired.No) signal?.throwIfAborted();
-        return this.#took(cancelled, call);
-      }
+      return await acquireQueued(core, 'rwlock', this.address, mode, Queue.RwLock, t, signal, (code) => this.#took(code, call));
     } catch (e) {
       if (core.closed) throw closedError();
       throw e;
-    } finally {
-      core.keepAlive.leave();
-      record.queuedOn = Queue.None;
-      core.pool.give(record);
     }
   }
 }

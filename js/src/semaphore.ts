@@ -3,14 +3,17 @@
  * (runtime/src/semaphore.rs): waits park in the same ParkingLot as locks,
  * and threads that may not block wait asynchronously in the same queues.
  */
-import { Acquired } from './acquired.js';
+import { Acquired, holdingAsync } from './acquired.js';
 import type { Core } from './core.js';
 import { closedError } from './errors.js';
 import { Kind, freedError } from './kinds.js';
 import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
-import { settle } from './waiters.js';
+import { acquireQueued } from './waiters.js';
+
+/** Whether a semaphore export's code says the permits are this thread's (its exports answer only yes or no). */
+const granted = (code: number): boolean => code === Acquired.Yes;
 
 /** The most permits a semaphore holds (2^30 - 1). */
 export const MAX_PERMITS = 0x3fff_ffff;
@@ -75,33 +78,7 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
     const t = toAsyncTimeout(call, timeout);
     const signal = toSignal(call, options);
     const core = this.#live(call);
-    signal?.throwIfAborted();
-    if (this.#try(n, call)) return true;
-    if (t === 0) return false;
-    const deadline = t === Infinity ? Infinity : performance.now() + t;
-    const g = core.glue;
-    const record = core.pool.take();
-    record.key = this.address;
-    record.arg = n;
-    record.queuedOn = Queue.Semaphore;
-    core.keepAlive.enter();
-    try {
-      if (g.semaphore_async_begin(this.address, n, record.address) === Acquired.Yes) return true;
-      for (;;) {
-        if (await settle(core, record, deadline, signal)) {
-          if (g.semaphore_async_resume(this.address, n, record.address) === Acquired.Yes) return true;
-          continue; // did not fit: queued again
-        }
-        // Timed out or aborted: leave the queue; the permits may have been granted meanwhile (then they are ours).
-        const granted = g.semaphore_async_cancel(this.address, n, record.address) === Acquired.Yes;
-        if (!granted) signal?.throwIfAborted();
-        return granted;
-      }
-    } finally {
-      core.keepAlive.leave();
-      record.queuedOn = Queue.None;
-      core.pool.give(record);
-    }
+    return acquireQueued(core, 'semaphore', this.address, n, Queue.Semaphore, t, signal, granted);
   }
 
   /**
@@ -129,13 +106,8 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
    * @example
    * await slots.withPermitsAsync(2, async () => { await upload(a); await upload(b); });
    */
-  async withPermitsAsync<T>(n: number, fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
-    await this.acquireAsync(n, undefined, options);
-    try {
-      return await fn();
-    } finally {
-      this.release(n);
-    }
+  withPermitsAsync<T>(n: number, fn: () => T | PromiseLike<T>, options?: AsyncOptions): Promise<Awaited<T>> {
+    return holdingAsync(() => this.acquireAsync(n, undefined, options), () => this.release(n), fn);
   }
 
   /** Returns `n` permits (default 1). Throws a RangeError, changing nothing, past MAX_PERMITS free. */

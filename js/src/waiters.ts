@@ -117,6 +117,64 @@ export function settleQuickly<T>(core: Core, record: WaiterRecord, deadline: num
   return settled;
 }
 
+/** The primitives whose async acquisitions go through `<kind>_acquire_for`, `_async_begin`, `_async_resume` and `_async_cancel` (wasm/src/toolkit.rs). */
+export type QueuedKind = 'rwlock' | 'semaphore';
+
+/**
+ * Takes `arg` (a reader-writer lock's mode, a semaphore's permits) of the
+ * `kind` primitive at `address` without blocking the thread: a try, then,
+ * unless `timeout` (checked, in ms) is 0, a pool record queued as `queue` in
+ * the same queue as blocking threads. Resolves what `took` makes of the
+ * export's `Acquired` code (false on timeout); rejects with `signal`'s reason
+ * if it aborts first (a grant that won the race is kept).
+ */
+export async function acquireQueued(
+  core: Core,
+  kind: QueuedKind,
+  address: number,
+  arg: number,
+  queue: Queue,
+  timeout: number,
+  signal: AbortSignalLike | undefined,
+  took: (code: number) => boolean,
+): Promise<boolean> {
+  const g = core.glue;
+  signal?.throwIfAborted();
+  if (took(g[`${kind}_acquire_for`](address, arg, 0))) return true;
+  if (timeout === 0) return false;
+  const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
+  const record = core.pool.take();
+  record.key = address;
+  record.arg = arg;
+  record.queuedOn = queue;
+  core.keepAlive.enter();
+  try {
+    const begun = g[`${kind}_async_begin`](address, arg, record.address);
+    if (begun !== Acquired.No) {
+      record.queuedOn = Queue.None;
+      return took(begun);
+    }
+    for (;;) {
+      if (await settle(core, record, deadline, signal)) {
+        // Claimed: handed what it asked for, or woken to compete again.
+        const resumed = g[`${kind}_async_resume`](address, arg, record.address);
+        if (resumed === Acquired.No) continue; // queued again
+        record.queuedOn = Queue.None;
+        return took(resumed);
+      }
+      // Timed out or aborted: leave the queue; a grant may have won the race (then it is ours).
+      const cancelled = g[`${kind}_async_cancel`](address, arg, record.address);
+      record.queuedOn = Queue.None;
+      if (cancelled === Acquired.No) signal?.throwIfAborted();
+      return took(cancelled);
+    }
+  } finally {
+    core.keepAlive.leave();
+    record.queuedOn = Queue.None;
+    core.pool.give(record);
+  }
+}
+
 /**
  * Takes the lock at `lockAddress` with `record` (idle), waiting at most until
  * `deadline`. Resolves true once the caller holds the lock, false on timeout;

@@ -1,11 +1,3 @@
-// Types of `require('parklot/node')`: the same functions as index.d.ts.
-import type { wait, notify, waitAsync, waiterCount, install } from './index.js' with { 'resolution-mode': 'import' };
-
-declare const atomics: {
-  wait: typeof wait;
-  notify: typeof notify;
-  waitAsync: typeof waitAsync;
-  waiterCount: typeof waiterCount;
-  install: typeof install;
-};
+// Types of `require('parklot/node')`: the same object as index.d.ts's default export.
+declare const atomics: typeof import('./index.js', { with: { 'resolution-mode': 'import' } }).default;
 export = atomics;

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, screenshot, startServer, type Browser, type Server } from './browser.js';
 
@@ -24,6 +25,27 @@ afterAll(async () => {
     expect(() => process.kill(s.pid, 0)).toThrow();
   }
 });
+
+/** Where each page says it is idle (ready to run): its result element. */
+const RESULT = { 'arena.html': '#result', 'lab.html': '#lab-result' } as const;
+
+/** Opens the demo page `path` on the isolated server and waits until it is idle. */
+async function openReady(path: keyof typeof RESULT): Promise<{ page: Page; errors: string[] }> {
+  const opened = await openPage(browser, `${server.url}${path}`);
+  await opened.page.waitForSelector(`${RESULT[path]}[data-state=idle]`);
+  return opened;
+}
+
+/** Runs `parklotLab.run(1, parts, only, pairs)` on the lab `page` for each case, one after the other, and expects each refused with its error (`name: message`). */
+async function expectLabRefusals(page: Page, cases: [call: [parts: string, only?: string, pairs?: number], refusal: string][]): Promise<void> {
+  const outcomes = await page.evaluate(async (calls) => {
+    const lab = (window as unknown as { parklotLab: { run(seconds: number, parts: string, only?: string, pairs?: number): Promise<unknown> } }).parklotLab;
+    const out: string[] = [];
+    for (const [parts, only, pairs] of calls) out.push(await lab.run(1, parts, only, pairs).then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`));
+    return out;
+  }, cases.map(([call]) => call));
+  expect(outcomes).toEqual(cases.map(([, refusal]) => refusal));
+}
 
 /** The arena's result block, once a run has stopped. */
 interface ArenaDone {
@@ -92,8 +114,7 @@ describe('the demo server', () => {
 
 describe('lock arena', () => {
   it('4 workers and the main thread share parklot Lock for 2 s: counter exact, every thread served', async () => {
-    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
-    await page.waitForSelector('#result[data-state=idle]');
+    const { page, errors } = await openReady('arena.html');
     expect(await page.locator('#lock option:checked').textContent()).toBe('parklot::Lock');
     await page.fill('#workers', '4');
     await page.selectOption('#work', '1');
@@ -126,8 +147,7 @@ describe('lock arena', () => {
   });
 
   it("runs every lock the page offers, the pure-JS mutex, the npm package's Lock and multithreading's Mutex from JS, with exact counters", async () => {
-    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
-    await page.waitForSelector('#result[data-state=idle]');
+    const { page, errors } = await openReady('arena.html');
     const results = await page.evaluate(async () => {
       const { arena, JS_MUTEX, JS_PACKAGE, JS_MULTITHREADING } = window.parklotArena!;
       const out: { lock: string; exact: boolean; counter: number; min: number }[] = [];
@@ -151,8 +171,7 @@ describe('lock arena', () => {
   });
 
   it("runs V8's Atomics.Mutex where Chromium has it (--js-flags=--harmony-struct), and says how to get it where not", async () => {
-    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
-    await page.waitForSelector('#result[data-state=idle]');
+    const { page, errors } = await openReady('arena.html');
     const refused = await page.evaluate(async () => {
       const { arena, JS_V8_MUTEX } = window.parklotArena!;
       try {
@@ -190,8 +209,7 @@ describe('lock arena', () => {
     // makes an unlock probe it; HandoffLock handed the lock to such an
     // unconfirmed waiter, which then retried as if it had not got it. About
     // one run in six hung with 3 workers.
-    const { page, errors } = await openPage(browser, `${server.url}arena.html`);
-    await page.waitForSelector('#result[data-state=idle]');
+    const { page, errors } = await openReady('arena.html');
     const results = await page.evaluate(async () => {
       const { arena } = window.parklotArena!;
       const peer = arena.peers.indexOf('HandoffLock');
@@ -205,8 +223,7 @@ describe('lock arena', () => {
   });
 
   it('refuses a bad configuration with an error that says what to do', async () => {
-    const { page } = await openPage(browser, `${server.url}arena.html`);
-    await page.waitForSelector('#result[data-state=idle]');
+    const { page } = await openReady('arena.html');
     const messages = await page.evaluate(async () => {
       const { arena } = window.parklotArena!;
       const std = arena.peers.indexOf('std::sync::Mutex');
@@ -241,8 +258,7 @@ describe('lock arena', () => {
 
 describe('wait/notify lab', () => {
   it('measures ping-pong through parklot and the engine, and main-thread waitAsync wake-ups, with histograms', async () => {
-    const { page, errors } = await openPage(browser, `${server.url}lab.html`);
-    await page.waitForSelector('#lab-result[data-state=idle]');
+    const { page, errors } = await openReady('lab.html');
     await page.fill('#seconds', '3');
     await page.click('#start');
     await page.waitForSelector('#lab-result[data-state=done]', { timeout: 30_000 });
@@ -281,8 +297,7 @@ describe('wait/notify lab', () => {
   });
 
   it("measures the ping-pong under a lock and a condition through parklot's and multithreading's, alone", async () => {
-    const { page, errors } = await openPage(browser, `${server.url}lab.html`);
-    await page.waitForSelector('#lab-result[data-state=idle]');
+    const { page, errors } = await openReady('lab.html');
     await page.fill('#seconds', '2');
     await page.selectOption('#parts', 'condition');
     await page.click('#start');
@@ -301,17 +316,9 @@ describe('wait/notify lab', () => {
     });
     expect(alone[0]).toBe(0);
     expect(alone[1]).toBeGreaterThan(20);
-    const refused = await page.evaluate(async () => {
-      const lab = (window as unknown as { parklotLab: { run(seconds: number, parts: string, only?: string): Promise<unknown> } }).parklotLab;
-      const out: string[] = [];
-      for (const [parts, only] of [['everything', undefined], ['ping-pong', 'multithreading']] as const) {
-        out.push(await lab.run(1, parts, only).then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`));
-      }
-      return out;
-    });
-    expect(refused).toEqual([
-      'RangeError: lab: parts must be one of all, ping-pong, wake-ups, condition',
-      'RangeError: lab: only must be one of parklot, native for ping-pong (or left out)',
+    await expectLabRefusals(page, [
+      [['everything'], 'RangeError: lab: parts must be one of all, ping-pong, wake-ups, condition'],
+      [['ping-pong', 'multithreading'], 'RangeError: lab: only must be one of parklot, native for ping-pong (or left out)'],
     ]);
     expect(errors).toEqual([]);
     await page.close();
@@ -320,8 +327,7 @@ describe('wait/notify lab', () => {
 
 describe('wait/notify lab, several pairs', () => {
   it('plays the ping-pong in several pairs at once, each pair on words of its own', async () => {
-    const { page, errors } = await openPage(browser, `${server.url}lab.html`);
-    await page.waitForSelector('#lab-result[data-state=idle]');
+    const { page, errors } = await openReady('lab.html');
     type Lab = { run(seconds: number, parts: string, only?: string, pairs?: number): Promise<Record<string, number[]>> };
     // Four pairs, one API alone (how the benchmark times 8 workers on 2 CPUs): every pair sends round trips.
     const r = await page.evaluate(async () => {
@@ -340,19 +346,11 @@ describe('wait/notify lab, several pairs', () => {
     const counts = await page.locator('#lab-result').evaluate((el) => ({ ...(el as HTMLElement).dataset }));
     expect(counts['pairsReporting']).toBe('3');
     for (const key of ['pingParklotSamples', 'pingNativeSamples', 'mainParklotSamples']) expect(Number(counts[key]), key).toBeGreaterThan(20);
-    const refused = await page.evaluate(async () => {
-      const lab = (window as unknown as { parklotLab: Lab }).parklotLab;
-      const out: string[] = [];
-      for (const [parts, pairs] of [['ping-pong', 0], ['ping-pong', 9], ['condition', 1.5], ['wake-ups', 2]] as const) {
-        out.push(await lab.run(1, parts, undefined, pairs).then(() => 'ran', (e: Error) => `${e.name}: ${e.message}`));
-      }
-      return out;
-    });
-    expect(refused).toEqual([
-      'RangeError: lab: pairs must be a whole number from 1 to 8',
-      'RangeError: lab: pairs must be a whole number from 1 to 8',
-      'RangeError: lab: pairs must be a whole number from 1 to 8',
-      'RangeError: lab: wake-ups play no ping-pong: leave pairs out (or 1)',
+    await expectLabRefusals(page, [
+      [['ping-pong', undefined, 0], 'RangeError: lab: pairs must be a whole number from 1 to 8'],
+      [['ping-pong', undefined, 9], 'RangeError: lab: pairs must be a whole number from 1 to 8'],
+      [['condition', undefined, 1.5], 'RangeError: lab: pairs must be a whole number from 1 to 8'],
+      [['wake-ups', undefined, 2], 'RangeError: lab: wake-ups play no ping-pong: leave pairs out (or 1)'],
     ]);
     expect(errors).toEqual([]);
     await page.close();

@@ -68,18 +68,19 @@ describe('the demo in Firefox', () => {
   });
 
   it('terminated workers are reaped through their Web Locks: notify counts only live waiters, a dead holder is reported', async () => {
-    // The small app's reap page, next to a link to the built package.
+    // The small app's reap page (bare.html, as the server's index.html, with reap/), next to a link to the built package.
     const repo = fileURLToPath(new URL('../..', import.meta.url));
     const dir = join(repo, 'target', 'firefox-reap');
     rmSync(dir, { recursive: true, force: true });
-    cpSync(join(repo, 'tests', 'browser', 'app', 'reap'), dir, { recursive: true });
+    cpSync(join(repo, 'tests', 'browser', 'app', 'reap'), join(dir, 'reap'), { recursive: true });
+    cpSync(join(repo, 'tests', 'browser', 'app', 'bare.html'), join(dir, 'index.html'));
     symlinkSync(join(repo, 'js'), join(dir, 'js'));
     const root = await startServer('--root', dir);
     try {
       const page = await firefox.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
-      await page.goto(`${root.url}?entry=/js/dist/index.js`);
+      await page.goto(`${root.url}?app=reap&entry=/js/dist/index.js`);
       await page.waitForSelector('#result:not([data-state=running])', { timeout: 60_000 });
       expect(await page.evaluate(() => document.getElementById('result')!.textContent)).toBe('notify woke 1; lock: owner-died');
       expect(errors).toEqual([]);

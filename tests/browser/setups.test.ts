@@ -155,7 +155,7 @@ describe('the packed package, unconfigured, in Chromium', () => {
   });
 
   it('terminated workers are reaped through their Web Locks: notify counts only live waiters, a dead holder is reported', async () => {
-    const r = await served(APP, (url) => runApp(`${url}reap/`));
+    const r = await served(APP, (url) => runApp(`${url}bare.html?app=reap`));
     expect(r.text).toBe('notify woke 1; lock: owner-died');
     expect(r.errors).toEqual([]);
   });

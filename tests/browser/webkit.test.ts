@@ -15,14 +15,14 @@ import { launchWebKit, type WebKit } from './webdriver.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The small app's pages (reap/, checks/) next to a link to the built package, in target/webkit-app. */
+/** The small app's page without a bundler (bare.html, with reap/ and checks/) next to a link to the built package, in target/webkit-app. */
 function appDir(): string {
   const dir = join(ROOT, 'target', 'webkit-app');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const page of ['reap', 'checks']) cpSync(join(ROOT, 'tests', 'browser', 'app', page), join(dir, page), { recursive: true });
+  for (const page of ['bare.html', 'reap', 'checks']) cpSync(join(ROOT, 'tests', 'browser', 'app', page), join(dir, page), { recursive: true });
   symlinkSync(join(ROOT, 'js'), join(dir, 'js'));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>parklot in WebKit</title><a href="checks/">checks</a> <a href="reap/">reap</a>\n');
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>parklot in WebKit</title><a href="bare.html?app=checks">checks</a> <a href="bare.html?app=reap">reap</a>\n');
   return dir;
 }
 
@@ -86,13 +86,13 @@ describe('WebKit (WebKitGTK) with JSC_useSharedArrayBuffer=1', () => {
   });
 
   it('the package on a page: counter exact with the page in lockAsync, waitAsync, a Condition queue', async () => {
-    await webkit.goto(`${app.url}checks/?entry=/js/dist/index.js`);
+    await webkit.goto(`${app.url}bare.html?app=checks&entry=/js/dist/index.js`);
     await webkit.waitFor(`return document.getElementById('result').dataset.state !== 'running'`, 60_000);
     expect(await resultOf(webkit)).toEqual({ state: 'done', text: 'counter 15000/15000; waitAsync ok; condition 200/200' });
   });
 
   it('terminated workers are reaped through their Web Locks: notify counts only live waiters, a dead holder is reported', async () => {
-    await webkit.goto(`${app.url}reap/?entry=/js/dist/index.js`);
+    await webkit.goto(`${app.url}bare.html?app=reap&entry=/js/dist/index.js`);
     await webkit.waitFor(`return document.getElementById('result').dataset.state !== 'running'`, 60_000);
     expect(await resultOf(webkit)).toEqual({ state: 'done', text: 'notify woke 1; lock: owner-died' });
   });
@@ -102,7 +102,7 @@ describe('WebKit (WebKitGTK) without JSC_useSharedArrayBuffer', () => {
   it('the page is cross-origin isolated but has no SharedArrayBuffer: Runtime.create() says so', async () => {
     const webkit = await launchWebKit({ sharedArrayBuffer: false });
     try {
-      await webkit.goto(`${app.url}checks/?entry=/js/dist/index.js`);
+      await webkit.goto(`${app.url}bare.html?app=checks&entry=/js/dist/index.js`);
       await webkit.waitFor(`return document.getElementById('result').dataset.state !== 'running'`, 60_000);
       expect(await webkit.execute('return [self.crossOriginIsolated, typeof SharedArrayBuffer]')).toEqual([true, 'undefined']);
       const r = await resultOf(webkit);

@@ -5,17 +5,13 @@
 // the race with the abort is kept (the promise resolves as usual), so nothing
 // is lost; the abort listener goes when the wait settles.
 import { getEventListeners } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { openGate, sleep, spawn, withTimeout } from './helpers.js';
+import { openGate, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 10_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** An abort reason of our own, to check the rejection is exactly it. */
 function reason(what: string): Error {

@@ -2,17 +2,15 @@
 // forced with mayBlock: false): blocking calls throw a TypeError that names
 // the async form, the rest works, and async waiters share the lock's queue
 // with blocking workers without starving.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Runtime, type Lock } from '../../js/dist/index.js';
-import { openGate, outcome, sleep, spawn, withTimeout } from './helpers.js';
+import { openGate, outcome, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
-let rt: Runtime;
+useRuntime({ mayBlock: false });
 let lock: Lock;
-beforeAll(async () => {
-  rt = await Runtime.create({ mayBlock: false });
+beforeAll(() => {
   lock = rt.lock();
 });
-afterAll(() => rt.close());
 
 describe('mayBlock: false', () => {
   it('is reported, and detected as true in Node', async () => {

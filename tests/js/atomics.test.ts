@@ -3,15 +3,11 @@
 // 64 bits, and argument handling checked against the engine's own Atomics on
 // a plain SharedArrayBuffer for a matrix of odd arguments.
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, spawn } from './helpers.js';
+import { outcome, rt, sleep, spawn, useRuntime } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** A fresh zeroed i32 (or i64) view of one element in the runtime's memory. */
 const word32 = () => rt.int32(rt.alloc(4, 4));

@@ -4,17 +4,13 @@
 // block. Workers run tests/js/worker.mjs, watched (rt.watch) so that a
 // terminated one is reaped.
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BrokenBarrierError, Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, spawn, withTimeout, type Spawned } from './helpers.js';
+import { allDone, blockingAndAsync, outcome, rt, sleep, spawn, type Spawned, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 10_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** Starts a worker waiting once at `barrier` and gives it 100 ms to queue. */
 async function waiting(barrier: number, data: Record<string, unknown> = {}): Promise<Spawned> {
@@ -39,13 +35,7 @@ describe('more threads than parties', () => {
     const barrier = rt.barrier(2);
     const tickets = rt.alloc(4, 4);
     const common = { barrier: barrier.address, tickets, arrivals: 2 * openings };
-    const workers = [
-      spawn(rt, 'barrierPool', { ...common, useAsync: false }),
-      spawn(rt, 'barrierPool', { ...common, useAsync: false }),
-      spawn(rt, 'barrierPool', { ...common, useAsync: true, mayBlock: false }),
-      spawn(rt, 'barrierPool', { ...common, useAsync: true, mayBlock: false }),
-    ];
-    const results = (await withTimeout(Promise.all(workers.map((w) => w.done)), 60_000, 'barrier workers (a lost arrival leaves one waiting)')) as [number, number][];
+    const results = await allDone<[number, number]>(blockingAndAsync(rt, 'barrierPool', common), 60_000, 'barrier workers (a lost arrival leaves one waiting)');
     expect(results.reduce((sum, [, n]) => sum + n, 0)).toBe(2 * openings);
     expect(results.reduce((sum, [l]) => sum + l, 0)).toBe(openings);
     expect(barrier.broken).toBe(false);

@@ -3,15 +3,11 @@
 // not block (async waits, in the same queues): every message arrives exactly
 // once. Then the basic contracts: notified or timed out, FIFO notifyOne,
 // notifyAll counts, the lock held again after every wait.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Runtime, type Condition, type Lock } from '../../js/dist/index.js';
-import { openGate, sleep, spawn, withTimeout } from './helpers.js';
+import { openGate, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('Condition: producer/consumer over a bounded ring buffer', () => {
   it('2 producers x 10,000 messages, 2 blocking consumers and 1 async consumer: each message exactly once', async () => {

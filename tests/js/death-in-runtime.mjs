@@ -24,16 +24,26 @@ function release(rt, p, bytes, align) {
   else rt.free(p.address, bytes, align);
 }
 
-/** One pass of the churn: every kind of call that allocates, frees, queues or parks. */
-async function churnOnce(rt, i, shared, word) {
+/** Makes a Lock and an RwLock, takes and releases each once (the RwLock for `rwMode`: 'write' or 'read'), and frees them. */
+function useLocks(rt, rwMode) {
   const l = rt.lock();
   l.lock();
   l.unlock();
   release(rt, l, 1, 1);
   const rw = rt.rwLock();
-  rw.write();
-  rw.unlockWrite();
+  if (rwMode === 'write') {
+    rw.write();
+    rw.unlockWrite();
+  } else {
+    rw.read();
+    rw.unlockRead();
+  }
   release(rt, rw, 4, 4);
+}
+
+/** One pass of the churn: every kind of call that allocates, frees, queues or parks. */
+async function churnOnce(rt, i, shared, word) {
+  useLocks(rt, 'write');
   const c = rt.condition();
   release(rt, c, 1, 1);
   // A burst of allocations of mixed sizes, freed out of order: most of a
@@ -101,16 +111,11 @@ function describe(e) {
 
 /** The main thread's own use after a round: create, use and free primitives, and count the threads. */
 async function mainUse(rt, expectedThreads) {
+  useLocks(rt, 'read');
   const l = rt.lock();
-  l.lock();
-  l.unlock();
   if (!(await l.lockAsync(1000))) throw new Error('a free lock could not be taken');
   l.unlock();
   release(rt, l, 1, 1);
-  const rw = rt.rwLock();
-  rw.read();
-  rw.unlockRead();
-  release(rt, rw, 4, 4);
   rt.free(rt.alloc(100, 8), 100, 8);
   // The dead were reaped (their 'exit' events may still be on their way).
   const end = performance.now() + 5000;

@@ -1,15 +1,11 @@
 // Bad input gets a TypeError or RangeError that says what to do, and
 // corrupts nothing: after each one the runtime, its locks and its queues
 // still work.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Condition, Lock, Runtime, type RuntimeHandle } from '../../js/dist/index.js';
-import { outcome, spawn } from './helpers.js';
+import { outcome, rt, spawn, useRuntime } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** The runtime still works: a lock locks and unlocks, a wait times out. */
 function stillWorks(r: Runtime = rt): void {

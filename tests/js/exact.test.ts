@@ -2,15 +2,10 @@
 // notify, whether its worker was asleep, on its way to sleep, or just queued.
 // Workers wait in a loop while the page notifies one at a time; at the end
 // the notifies' results and the waits' "ok"s must add up to the same number.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime } from '../../js/dist/index.js';
-import { spawn, withTimeout } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { rt, spawn, useRuntime, withTimeout } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('notify counts exactly the waits it ends', () => {
   it('3 workers waiting in a loop, 20,000 notify(…, 1): the counts agree', async () => {

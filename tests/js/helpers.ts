@@ -1,7 +1,19 @@
-// Shared by the JS tests: workers running tests/js/worker.mjs, waiting with
-// a deadline, sleeping.
+// Shared by the JS tests: the test file's runtime, workers running
+// tests/js/worker.mjs, waiting with a deadline, sleeping.
 import { Worker } from 'node:worker_threads';
-import type { Runtime } from '../../js/dist/index.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { Runtime, type RuntimeOptions, type RwLock } from '../../js/dist/index.js';
+
+/** The test file's runtime, once `useRuntime()` made it (each test file has its own module instance). */
+export let rt: Runtime;
+
+/** Gives the test file a runtime, `rt`: created before its tests, closed after them. */
+export function useRuntime(options?: RuntimeOptions): void {
+  beforeAll(async () => {
+    rt = await Runtime.create(options);
+  });
+  afterAll(() => rt.close());
+}
 
 export interface Message {
   type: string;
@@ -71,6 +83,42 @@ export function spawn(rt: Runtime, task: string, data: Record<string, unknown> =
     );
   };
   return { worker, next, done };
+}
+
+/**
+ * Starts `task` on four workers with `data`: two that block, then two that
+ * wait asynchronously (`useAsync`) on threads that may not block.
+ */
+export function blockingAndAsync(rt: Runtime, task: string, data: Record<string, unknown>): Spawned[] {
+  return [false, false, true, true].map((useAsync) => spawn(rt, task, useAsync ? { ...data, useAsync, mayBlock: false } : { ...data, useAsync }));
+}
+
+/** What every worker's task returned, or a rejection naming `what` after `ms` milliseconds. */
+export function allDone<T>(workers: Spawned[], ms: number, what: string): Promise<T[]> {
+  return withTimeout(Promise.all(workers.map((w) => w.done)), ms, what) as Promise<T[]>;
+}
+
+/**
+ * Runs worker.mjs's `task` (rwMix, rwUpgradeMix: `data` gives the rest) on
+ * `blockingAndAsync` workers over `lock`, written while they start so that
+ * every one finds it held and waits (blocking ones park, async ones queue),
+ * and checks what they report: nobody saw an overlap, the counter holds
+ * every write, and the lock is free at the end.
+ */
+export async function checkRwMix(rt: Runtime, lock: RwLock, task: string, data: Record<string, unknown>): Promise<void> {
+  const occupancy = rt.alloc(4, 4);
+  const counter = rt.alloc(8, 8);
+  const gate = rt.alloc(4, 4);
+  const workers = blockingAndAsync(rt, task, { ...data, rw: lock.address, occupancy, counter, gate });
+  await Promise.all(workers.slice(0, 2).map((w) => w.next('ready')));
+  lock.write();
+  openGate(rt, gate);
+  await sleep(20);
+  lock.unlockWrite();
+  const results = await allDone<[number, number]>(workers, 120_000, `${task} workers`);
+  expect(results.map(([v]) => v)).toEqual([0, 0, 0, 0]);
+  expect(rt.float64(counter)[0]).toBe(results.reduce((sum, [, w]) => sum + w, 0));
+  expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
 }
 
 /** `promise`, or a rejection naming `what` after `ms` milliseconds. */

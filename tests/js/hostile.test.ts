@@ -3,17 +3,13 @@
 // from one that may not; and if a trap happens anyway (a bug), the glue puts
 // the thread's stack pointer back, so later calls do not overwrite memory
 // that other threads allocated.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
 import { Core } from '../../js/dist/core.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
-import { spawn } from './helpers.js';
+import { rt, spawn, useRuntime } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** `bytes` bytes of a pattern in the runtime's memory, and a check that they are intact. */
 function canary(bytes: number): () => number {

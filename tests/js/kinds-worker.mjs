@@ -3,6 +3,7 @@
 // answering each {id, op, args} with {id, value} or {id, error}.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Runtime } from '../../js/dist/index.js';
+import { oneOfEach } from './one-of-each.mjs';
 
 const rt = await Runtime.attach(workerData.handle);
 /** What this worker made, by name. */
@@ -21,15 +22,7 @@ const ops = {
   /** Makes one object of every kind, and a Lock placed in a block; returns their addresses. */
   make() {
     const block = rt.alloc(64, 8);
-    Object.assign(made, {
-      lock: rt.lock(),
-      rwLock: rt.rwLock(),
-      semaphore: rt.semaphore(1),
-      barrier: rt.barrier(2),
-      once: rt.once(),
-      condition: rt.condition(),
-      placed: rt.place('lock', block + 8),
-    });
+    Object.assign(made, { ...oneOfEach(rt), placed: rt.place('lock', block + 8) });
     const addresses = { block };
     for (const [name, object] of Object.entries(made)) addresses[name] = object.address;
     return addresses;

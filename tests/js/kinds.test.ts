@@ -9,15 +9,12 @@
 //     `rt.lock().free()` do not grow the memory.
 //  7. `rt.rwLock('prefer-readers')` is the policy; bad options are parklot's errors.
 import { Worker } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, withTimeout } from './helpers.js';
+import { outcome, rt, sleep, useRuntime, withTimeout } from './helpers.js';
+import { oneOfEach } from './one-of-each.mjs';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** A kinds-worker.mjs worker attached to `rt`, and a way to run its operations. */
 async function helper(): Promise<{ run(op: string, args?: unknown): Promise<unknown>; close(): Promise<void> }> {
@@ -47,24 +44,13 @@ async function helper(): Promise<{ run(op: string, args?: unknown): Promise<unkn
   return { run, close };
 }
 
-/** One object of each kind, by the name of its `*At` method's prefix. */
-function oneOfEach() {
-  return {
-    lock: rt.lock(),
-    rwLock: rt.rwLock(),
-    semaphore: rt.semaphore(1),
-    barrier: rt.barrier(2),
-    once: rt.once(),
-    condition: rt.condition(),
-  };
-}
 type KindName = keyof ReturnType<typeof oneOfEach>;
 const CLASS: Record<KindName, string> = { lock: 'Lock', rwLock: 'RwLock', semaphore: 'Semaphore', barrier: 'Barrier', once: 'Once', condition: 'Condition' };
 const at = (kind: KindName, address: number): unknown => (rt as unknown as Record<string, (a: number) => unknown>)[`${kind}At`]!.call(rt, address);
 
 describe('4. kinds are checked', () => {
   it('*At refuses an object of another kind, naming what is there, and changes nothing', () => {
-    const made = oneOfEach();
+    const made = oneOfEach(rt);
     for (const [name, object] of Object.entries(made) as [KindName, { address: number }][]) {
       for (const kind of Object.keys(made) as KindName[]) {
         const result = outcome(() => (at(kind, object.address) as { address: number }).address);
@@ -329,7 +315,7 @@ describe('5. a thread that may not block: every blocking call throws, free or no
 describe('6. every primitive can be freed', () => {
   it('free() and [Symbol.dispose]() on every kind; the address is then refused everywhere', () => {
     for (const dispose of [false, true]) {
-      for (const [name, object] of Object.entries(oneOfEach()) as [KindName, { address: number; free(): void; [Symbol.dispose](): void }][]) {
+      for (const [name, object] of Object.entries(oneOfEach(rt)) as [KindName, { address: number; free(): void; [Symbol.dispose](): void }][]) {
         if (dispose) object[Symbol.dispose]();
         else object.free();
         expect(outcome(() => at(name, object.address)), name).toMatch(new RegExp(`^TypeError: parklot: Runtime\\.${name}At\\(\\): address ${object.address} was freed`));
@@ -368,7 +354,7 @@ describe('6. every primitive can be freed', () => {
     await expect(lock.lockAsync()).rejects.toThrow(/this Lock was freed/);
     const cond = rt.condition();
     expect(outcome(() => cond.wait(lock, 0))).toMatch(/this Lock was freed/);
-    const { rwLock, semaphore, once, barrier, condition } = oneOfEach();
+    const { rwLock, semaphore, once, barrier, condition } = oneOfEach(rt);
     for (const o of [rwLock, semaphore, once, barrier, condition]) o.free();
     expect(outcome(() => rwLock.read())).toMatch(/^TypeError: parklot: RwLock\.read\(\): this RwLock was freed/);
     expect(outcome(() => rwLock.tryWrite())).toMatch(/this RwLock was freed/);

@@ -1,16 +1,12 @@
 // Memory: views stay valid when the shared memory grows, allocations are
 // zeroed and reused, and lock()/unlock() allocate nothing on the JS heap.
 // (vitest runs this file with node --expose-gc; see vitest.config.ts.)
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { sleep, spawn } from './helpers.js';
+import { rt, sleep, spawn, useRuntime } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('views and growth', () => {
   it('allocations are zeroed, aligned and distinct', () => {

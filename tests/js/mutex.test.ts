@@ -2,18 +2,13 @@
 // counters under parklot locks, through Lock.lock()/unlock(); any lost
 // update shows as a wrong total. A start gate releases the workers together,
 // and the main thread holds the lock at the start, so that they all park.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime } from '../../js/dist/index.js';
-import { openGate, sleep, spawn, withTimeout } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { openGate, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const WORKERS = 4;
 const ITERATIONS = 1_000_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('Lock excludes', () => {
   it(`${WORKERS} workers x ${ITERATIONS} increments under one lock: exact`, async () => {

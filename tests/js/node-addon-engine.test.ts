@@ -3,22 +3,14 @@
 // of the engine's own Atomics next to parklot's, the event loop's lifetime,
 // and waiter counts. Child processes where a failure would hang or kill the
 // test process.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { addon, pl, useAddon } from './addon.js';
 
-type Atomics = typeof import('../../node/lib/index.cjs');
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const addon = `${root}node/lib/index.cjs`;
-let pl: Atomics;
-
-beforeAll(async () => {
-  execFileSync('bash', [`${root}scripts/build-node.sh`], { stdio: 'ignore' });
-  pl = (await import('parklot/node')) as unknown as Atomics;
-});
+useAddon();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const message = (w: Worker): Promise<unknown> => new Promise((resolve) => w.once('message', resolve));

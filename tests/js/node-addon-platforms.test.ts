@@ -3,15 +3,14 @@
 // has no build for, loading throws an error that says so and points at the
 // wasm package. (The packed files and a fresh install: pack.test.ts; the
 // linux-arm64 build under qemu: tests/addon-arm64.)
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildAddon, root } from './addon.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const load = createRequire(import.meta.url)(`${root}node/lib/load.cjs`) as {
   platformName(target?: { platform?: string; arch?: string; libc?: string }): string;
   buildFile(platform: string): string;
@@ -21,9 +20,7 @@ const load = createRequire(import.meta.url)(`${root}node/lib/load.cjs`) as {
 const noBuild = (platform: string) =>
   `parklot/node: no build for ${platform} in this package; the wasm package 'parklot' works everywhere`;
 
-beforeAll(() => {
-  execFileSync('bash', [`${root}scripts/build-node.sh`], { stdio: 'ignore' });
-});
+beforeAll(buildAddon);
 
 /** Runs `node --require <fake> -e <code>` in a child with process.platform/arch replaced; returns its status and stderr. */
 function withFakePlatform(cwd: string, platform: string, arch: string, code: string): { status: number | null; stderr: string; stdout: string } {

@@ -3,22 +3,13 @@
 // between the main thread and real worker_threads on one process-wide
 // ParkingLot. (The spec's argument handling is test262's job:
 // tests/test262/run.mjs.)
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { addon, pl, useAddon, type Atomics } from './addon.js';
 
-type Atomics = typeof import('../../node/lib/index.cjs');
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const addon = `${root}node/lib/index.cjs`;
-let pl: Atomics;
-
-beforeAll(async () => {
-  execFileSync('bash', [`${root}scripts/build-node.sh`], { stdio: 'ignore' });
-  pl = (await import('parklot/node')) as unknown as Atomics;
-});
+useAddon();
 
 /** A worker running `body` with `pl` (the addon), `ta` (an Int32Array over `sab`) and `post`. */
 function worker(body: string, sab: SharedArrayBuffer): Worker {

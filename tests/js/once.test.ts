@@ -3,17 +3,13 @@
 // poisoning as Rust's parklot::Once: a run that throws, or whose worker
 // dies, poisons it; callOnce then throws OncePoisonedError, callOnceForce
 // runs again.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OncePoisonedError, Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, spawn, withTimeout } from './helpers.js';
+import { outcome, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 30_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** Polls `f` until it returns true, or fails naming `what` after the deadline. */
 async function until(f: () => boolean, what: string): Promise<void> {

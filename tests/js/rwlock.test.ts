@@ -2,43 +2,17 @@
 // that may not block (the page-style async waiters) mix reads and writes on
 // one lock; any writer overlapping anyone, or a lost update, shows. Plus the
 // calls' contracts on the main thread.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime } from '../../js/dist/index.js';
-import { openGate, sleep, spawn, withTimeout } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { checkRwMix, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 30_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('RwLock', () => {
   for (const policy of ['prefer-writers', 'prefer-readers'] as const) {
     it(`${policy}: blocking and async workers mix reads and writes; no writer overlaps anyone`, async () => {
-      const lock = rt.rwLock({ policy });
-      const occupancy = rt.alloc(4, 4);
-      const counter = rt.alloc(8, 8);
-      const gate = rt.alloc(4, 4);
-      const iterations = 20_000;
-      const common = { rw: lock.address, occupancy, counter, iterations, writeEvery: 4, gate };
-      const workers = [
-        spawn(rt, 'rwMix', { ...common, useAsync: false }),
-        spawn(rt, 'rwMix', { ...common, useAsync: false }),
-        spawn(rt, 'rwMix', { ...common, useAsync: true, mayBlock: false }),
-        spawn(rt, 'rwMix', { ...common, useAsync: true, mayBlock: false }),
-      ];
-      await Promise.all(workers.slice(0, 2).map((w) => w.next('ready')));
-      lock.write(); // everyone finds it held and waits: blocking ones park, async ones queue
-      openGate(rt, gate);
-      await sleep(20);
-      lock.unlockWrite();
-      const results = (await withTimeout(Promise.all(workers.map((w) => w.done)), 120_000, 'rwMix workers')) as [number, number][];
-      expect(results.map(([v]) => v)).toEqual([0, 0, 0, 0]);
-      const writes = results.reduce((sum, [, w]) => sum + w, 0);
-      expect(rt.float64(counter)[0]).toBe(writes);
-      expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
+      await checkRwMix(rt, rt.rwLock({ policy }), 'rwMix', { iterations: 20_000, writeEvery: 4 });
     });
   }
 

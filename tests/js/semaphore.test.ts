@@ -1,15 +1,10 @@
 // The semaphore and the barrier from JS (issue 13): workers that block and
 // workers that may not block (page-style async waiters) share one of each;
 // the bound on held permits and the barrier's rounds are checked.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime } from '../../js/dist/index.js';
-import { spawn, withTimeout } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { allDone, blockingAndAsync, rt, useRuntime } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('Semaphore', () => {
   it('blocking and async workers never hold more permits than the bound', async () => {
@@ -17,13 +12,7 @@ describe('Semaphore', () => {
     const sem = rt.semaphore(bound);
     const held = rt.alloc(4, 4);
     const common = { sem: sem.address, held, bound, iterations: 10_000 };
-    const workers = [
-      spawn(rt, 'semaphoreMix', { ...common, useAsync: false }),
-      spawn(rt, 'semaphoreMix', { ...common, useAsync: false }),
-      spawn(rt, 'semaphoreMix', { ...common, useAsync: true, mayBlock: false }),
-      spawn(rt, 'semaphoreMix', { ...common, useAsync: true, mayBlock: false }),
-    ];
-    const violations = await withTimeout(Promise.all(workers.map((w) => w.done)), 120_000, 'semaphore workers');
+    const violations = await allDone(blockingAndAsync(rt, 'semaphoreMix', common), 120_000, 'semaphore workers');
     expect(violations).toEqual([0, 0, 0, 0]);
     expect(sem.available()).toBe(bound);
   });
@@ -80,13 +69,7 @@ describe('Barrier', () => {
     const barrier = rt.barrier(parties);
     const arrived = rt.alloc(4, 4);
     const common = { barrier: barrier.address, arrived, parties, rounds };
-    const workers = [
-      spawn(rt, 'barrierRounds', { ...common, useAsync: false }),
-      spawn(rt, 'barrierRounds', { ...common, useAsync: false }),
-      spawn(rt, 'barrierRounds', { ...common, useAsync: true, mayBlock: false }),
-      spawn(rt, 'barrierRounds', { ...common, useAsync: true, mayBlock: false }),
-    ];
-    const results = (await withTimeout(Promise.all(workers.map((w) => w.done)), 120_000, 'barrier workers')) as [number, number][];
+    const results = await allDone<[number, number]>(blockingAndAsync(rt, 'barrierRounds', common), 120_000, 'barrier workers');
     expect(results.map(([v]) => v)).toEqual([0, 0, 0, 0]);
     expect(results.reduce((sum, [, l]) => sum + l, 0)).toBe(rounds);
   });

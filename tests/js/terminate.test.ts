@@ -11,17 +11,13 @@
 // poisons the runtime (death-in-runtime.test.ts), which would end the cases
 // after it. So B is left to finish, and killed only if it missed the
 // deadline (it is parked then).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OwnerDiedError, Runtime } from '../../js/dist/index.js';
-import { outcome, sleep, spawn, withTimeout, type Spawned } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { OwnerDiedError } from '../../js/dist/index.js';
+import { outcome, rt, sleep, spawn, type Spawned, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 3000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** Starts `task` and waits until it posted `type` and had 100 ms to queue itself. */
 async function queued(task: string, data: Record<string, unknown>, type: string): Promise<Spawned> {
@@ -29,6 +25,14 @@ async function queued(task: string, data: Record<string, unknown>, type: string)
   await w.next(type);
   await sleep(100);
   return w;
+}
+
+/** Worker A queued on `task`, then worker B, then A terminated: returns B. */
+async function afterDeadA(task: string, data: Record<string, unknown>, type: string): Promise<Spawned> {
+  const a = await queued(task, data, type);
+  const b = await queued(task, data, type);
+  await a.worker.terminate();
+  return b;
 }
 
 /** Polls `f` until it returns true, or fails naming `what` after the deadline. */
@@ -53,36 +57,24 @@ async function through(b: Spawned, type: string, what: string): Promise<unknown>
 }
 
 describe('a worker terminated while it waits', () => {
-  it('on a lock: the next unlock lets the other waiter in', async () => {
-    const lock = rt.lock();
-    lock.lock();
-    const a = await queued('park', { lock: lock.address }, 'parking');
-    const b = await queued('park', { lock: lock.address }, 'parking');
-    await a.worker.terminate();
-    lock.unlock();
-    await through(b, 'locked', 'worker B to get the lock after worker A, parked before it, was terminated');
-    expect(await lock.lockAsync(DEADLINE_MS)).toBe(true);
-    lock.unlock();
-  });
-
-  it('on a lock, with fair unlocks: the lock is not handed to the dead waiter', async () => {
-    const lock = rt.lock();
-    lock.lock();
-    const a = await queued('park', { lock: lock.address }, 'parking');
-    const b = await queued('park', { lock: lock.address }, 'parking');
-    await a.worker.terminate();
-    lock.unlockFair();
-    await through(b, 'locked', 'worker B to get the lock from unlockFair after worker A, parked before it, was terminated');
-    expect(await lock.lockAsync(DEADLINE_MS)).toBe(true);
-    lock.unlock();
-  });
+  for (const fair of [false, true]) {
+    const title = fair ? 'on a lock, with fair unlocks: the lock is not handed to the dead waiter' : 'on a lock: the next unlock lets the other waiter in';
+    it(title, async () => {
+      const lock = rt.lock();
+      lock.lock();
+      const b = await afterDeadA('park', { lock: lock.address }, 'parking');
+      if (fair) lock.unlockFair();
+      else lock.unlock();
+      await through(b, 'locked', `worker B to get the lock${fair ? ' from unlockFair' : ''} after worker A, parked before it, was terminated`);
+      expect(await lock.lockAsync(DEADLINE_MS)).toBe(true);
+      lock.unlock();
+    });
+  }
 
   it('on a condition: notifyAll counts only the live waiter', async () => {
     const lock = rt.lock();
     const condition = rt.condition();
-    const a = await queued('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
-    const b = await queued('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
-    await a.worker.terminate();
+    const b = await afterDeadA('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
     expect(condition.notifyAll()).toBe(1);
     expect(await through(b, 'woke', 'worker B to wake from notifyAll')).toBe(true);
   });
@@ -90,9 +82,7 @@ describe('a worker terminated while it waits', () => {
   it('on a condition: notifyOne reaches the live waiter; with only a dead one it reports nobody', async () => {
     const lock = rt.lock();
     const condition = rt.condition();
-    const a = await queued('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
-    const b = await queued('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
-    await a.worker.terminate();
+    const b = await afterDeadA('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
     expect(condition.notifyOne()).toBe(true);
     expect(await through(b, 'woke', 'worker B to wake from notifyOne after worker A, queued before it, was terminated')).toBe(true);
     const c = await queued('conditionWait', { lock: lock.address, condition: condition.address }, 'waiting');
@@ -102,9 +92,7 @@ describe('a worker terminated while it waits', () => {
 
   it('on rt.atomics.wait: notify counts exactly the live waiters, as the engine does', async () => {
     const word = rt.int32(rt.alloc(4, 4));
-    const a = await queued('atomicsWait', { word: word.byteOffset, value: 0 }, 'waiting');
-    const b = await queued('atomicsWait', { word: word.byteOffset, value: 0 }, 'waiting');
-    await a.worker.terminate();
+    const b = await afterDeadA('atomicsWait', { word: word.byteOffset, value: 0 }, 'waiting');
     expect(rt.atomics.notify(word, 0)).toBe(1);
     expect(await through(b, 'woke', 'worker B to wake from notify after worker A, queued before it, was terminated')).toBe('ok');
     const c = await queued('atomicsWait', { word: word.byteOffset, value: 0 }, 'waiting');

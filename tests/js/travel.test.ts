@@ -3,15 +3,11 @@
 // (and attachWorker() in a worker spawnWorker started) make live again; the
 // errors for misuse say what to do.
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Barrier, Condition, Lock, Once, Runtime, RwLock, Semaphore, attachWorker, spawnWorker } from '../../js/dist/index.js';
-import { withTimeout } from './helpers.js';
+import { rt, useRuntime, withTimeout } from './helpers.js';
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 /** `value` after a structured clone, as another thread receives it. */
 async function cloned<T>(value: T): Promise<unknown> {

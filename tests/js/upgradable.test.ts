@@ -3,17 +3,13 @@
 // upgradable readers; an upgrade waits for the readers to leave and keeps
 // new ones out meanwhile; blocking and async (page-style) workers mix all
 // four kinds of acquisition on one lock without overlap or lost updates.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { openGate, outcome, sleep, spawn, withTimeout } from './helpers.js';
+import { checkRwMix, outcome, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 30_000;
 
-let rt: Runtime;
-beforeAll(async () => {
-  rt = await Runtime.create();
-});
-afterAll(() => rt.close());
+useRuntime();
 
 describe('RwLock upgradable reads', () => {
   for (const policy of ['prefer-writers', 'prefer-readers'] as const) {
@@ -95,27 +91,7 @@ describe('RwLock upgradable reads', () => {
 
   for (const policy of ['prefer-writers', 'prefer-readers'] as const) {
     it(`${policy}: blocking and async workers mix reads, upgradable reads, upgrades and writes; nobody overlaps, no update is lost`, async () => {
-      const lock = rt.rwLock({ policy });
-      const occupancy = rt.alloc(4, 4);
-      const upgradable = rt.alloc(4, 4);
-      const counter = rt.alloc(8, 8);
-      const gate = rt.alloc(4, 4);
-      const common = { rw: lock.address, occupancy, upgradable, counter, iterations: 8_000, gate };
-      const workers = [
-        spawn(rt, 'rwUpgradeMix', { ...common, useAsync: false }),
-        spawn(rt, 'rwUpgradeMix', { ...common, useAsync: false }),
-        spawn(rt, 'rwUpgradeMix', { ...common, useAsync: true, mayBlock: false }),
-        spawn(rt, 'rwUpgradeMix', { ...common, useAsync: true, mayBlock: false }),
-      ];
-      await Promise.all(workers.slice(0, 2).map((w) => w.next('ready')));
-      lock.write();
-      openGate(rt, gate);
-      await sleep(20);
-      lock.unlockWrite();
-      const results = (await withTimeout(Promise.all(workers.map((w) => w.done)), 120_000, 'rwUpgradeMix workers')) as [number, number][];
-      expect(results.map(([v]) => v)).toEqual([0, 0, 0, 0]);
-      expect(rt.float64(counter)[0]).toBe(results.reduce((sum, [, w]) => sum + w, 0));
-      expect(lock.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
+      await checkRwMix(rt, rt.rwLock({ policy }), 'rwUpgradeMix', { upgradable: rt.alloc(4, 4), iterations: 8_000 });
     });
   }
 

@@ -47,6 +47,28 @@ async function readStep(l, occ, useAsync) {
   return bad ? 1 : 0;
 }
 
+/**
+ * The loop of rwMix and rwUpgradeMix: through the gate (blocking workers
+ * only), then `iterations` steps on the reader-writer lock at `rw`, each
+ * `step(l, occ, c, i)` (`occ`: the i32 at `occupancy`, `c`: the f64 at
+ * `counter`) resolving [violations it saw, 1 if it wrote else 0]. Returns
+ * [violations, writes].
+ */
+async function rwLoop(rt, { rw, occupancy, counter, iterations, useAsync, gate }, step) {
+  const l = rt.rwLockAt(rw);
+  const occ = rt.int32(occupancy);
+  const c = rt.float64(counter);
+  if (!useAsync) passGate(rt, gate);
+  let violations = 0;
+  let writes = 0;
+  for (let i = 0; i < iterations; i++) {
+    const [v, w] = await step(l, occ, c, i);
+    violations += v;
+    writes += w;
+  }
+  return [violations, writes];
+}
+
 const tasks = {
   /** `iterations` times: lock, add 1 to a plain f64 counter, unlock. */
   increment(rt, { lock, counter, iterations, gate }) {
@@ -372,22 +394,10 @@ const tasks = {
    * whoever finds the other side inside counts a violation. Writers add 1 to
    * a plain f64 counter. Returns [violations, writes].
    */
-  async rwMix(rt, { rw, occupancy, counter, iterations, writeEvery, useAsync, gate }) {
-    const l = rt.rwLockAt(rw);
-    const occ = rt.int32(occupancy);
-    const c = rt.float64(counter);
-    if (!useAsync) passGate(rt, gate);
-    let violations = 0;
-    let writes = 0;
-    for (let i = 0; i < iterations; i++) {
-      if (i % writeEvery === 0) {
-        violations += await writeStep(l, occ, c, useAsync);
-        writes++;
-      } else {
-        violations += await readStep(l, occ, useAsync);
-      }
-    }
-    return [violations, writes];
+  rwMix(rt, { writeEvery, useAsync, ...data }) {
+    return rwLoop(rt, { useAsync, ...data }, async (l, occ, c, i) =>
+      i % writeEvery === 0 ? [await writeStep(l, occ, c, useAsync), 1] : [await readStep(l, occ, useAsync), 0],
+    );
   },
 
   /**
@@ -454,42 +464,31 @@ const tasks = {
    * as in rwMix; `upgradable` counts upgradable readers inside (at most 1).
    * An upgrade must find the counter as it read it. Returns [violations, writes].
    */
-  async rwUpgradeMix(rt, { rw, occupancy, upgradable, counter, iterations, useAsync, gate }) {
-    const l = rt.rwLockAt(rw);
-    const occ = rt.int32(occupancy);
+  rwUpgradeMix(rt, { upgradable, useAsync, ...data }) {
     const upg = rt.int32(upgradable);
-    const c = rt.float64(counter);
-    if (!useAsync) passGate(rt, gate);
-    let violations = 0;
-    let writes = 0;
-    for (let i = 0; i < iterations; i++) {
-      if (i % 4 === 0) {
-        if (useAsync) await l.upgradableReadAsync();
-        else l.upgradableRead();
-        if (Atomics.add(upg, 0, 1) !== 0 || Atomics.add(occ, 0, 1) >= 1000) violations++;
-        const seen = c[0];
-        Atomics.sub(occ, 0, 1);
-        if (i % 8 === 0) {
-          if (useAsync) await l.upgradeAsync();
-          else l.upgrade();
-          if (Atomics.add(occ, 0, 1000) !== 0 || c[0] !== seen) violations++;
-          c[0] = seen + 1;
-          writes++;
-          Atomics.sub(occ, 0, 1000);
-          Atomics.sub(upg, 0, 1);
-          l.unlockWrite();
-        } else {
-          Atomics.sub(upg, 0, 1);
-          l.unlockUpgradable();
-        }
-      } else if (i % 4 === 1) {
-        violations += await writeStep(l, occ, c, useAsync, () => Atomics.load(upg, 0) !== 0);
-        writes++;
-      } else {
-        violations += await readStep(l, occ, useAsync);
+    return rwLoop(rt, { useAsync, ...data }, async (l, occ, c, i) => {
+      if (i % 4 === 1) return [await writeStep(l, occ, c, useAsync, () => Atomics.load(upg, 0) !== 0), 1];
+      if (i % 4 !== 0) return [await readStep(l, occ, useAsync), 0];
+      let violations = 0;
+      if (useAsync) await l.upgradableReadAsync();
+      else l.upgradableRead();
+      if (Atomics.add(upg, 0, 1) !== 0 || Atomics.add(occ, 0, 1) >= 1000) violations++;
+      const seen = c[0];
+      Atomics.sub(occ, 0, 1);
+      if (i % 8 !== 0) {
+        Atomics.sub(upg, 0, 1);
+        l.unlockUpgradable();
+        return [violations, 0];
       }
-    }
-    return [violations, writes];
+      if (useAsync) await l.upgradeAsync();
+      else l.upgrade();
+      if (Atomics.add(occ, 0, 1000) !== 0 || c[0] !== seen) violations++;
+      c[0] = seen + 1;
+      Atomics.sub(occ, 0, 1000);
+      Atomics.sub(upg, 0, 1);
+      l.unlockWrite();
+      return [violations, 1];
+    });
   },
 
   /**

@@ -63,6 +63,15 @@ function equal(actual, expected, what) {
   if (actual !== expected) throw new Error(`${what}: expected ${String(expected)}, got ${String(actual)}`);
 }
 
+/** How `lock.lockAsync(DEADLINE_MS)` ends: 'acquired', 'timed out', 'OwnerDiedError' (then holding it) or the error. */
+async function lockWithin(lock) {
+  try {
+    return (await lock.lockAsync(DEADLINE_MS)) ? 'acquired' : 'timed out';
+  } catch (e) {
+    return e instanceof OwnerDiedError ? 'OwnerDiedError' : String(e);
+  }
+}
+
 await check('a Lock: two workers and the main thread (lockAsync) count exactly', async () => {
   const lock = rt.lock();
   const counter = rt.float64(rt.alloc(8, 8));
@@ -139,13 +148,7 @@ await check('a worker terminated while it holds a Lock: the next owner gets Owne
   const w = await start('hold', { lock });
   await w.next('held');
   w.worker.terminate();
-  let outcome;
-  try {
-    outcome = (await lock.lockAsync(DEADLINE_MS)) ? 'acquired' : 'timed out';
-  } catch (e) {
-    outcome = e instanceof OwnerDiedError ? 'OwnerDiedError' : String(e);
-  }
-  equal(outcome, 'OwnerDiedError', 'lockAsync after the holder was terminated');
+  equal(await lockWithin(lock), 'OwnerDiedError', 'lockAsync after the holder was terminated');
   lock.unlock();
 });
 
@@ -168,13 +171,7 @@ await check('an AbortSignal ends a queued lockAsync: it rejects with the reason 
   w.worker.terminate();
   // The holder's death hands the lock on; had the aborted wait stayed queued,
   // it would have been chosen and this one would wait its full deadline.
-  let next;
-  try {
-    next = (await lock.lockAsync(DEADLINE_MS)) ? 'acquired' : 'timed out';
-  } catch (e) {
-    next = e instanceof OwnerDiedError ? 'OwnerDiedError' : String(e);
-  }
-  equal(next, 'OwnerDiedError', 'the next lockAsync');
+  equal(await lockWithin(lock), 'OwnerDiedError', 'the next lockAsync');
   lock.unlock();
 });
 

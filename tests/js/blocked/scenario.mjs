@@ -8,42 +8,19 @@
 // node scenario.mjs <lock|write|upgradable> <exit|throw|terminate> <forever|timed> [nested]
 // nested: the blocked thread is a worker (middle.mjs) that spawned the holder.
 import { Runtime, spawnWorker } from '../../../js/dist/index.js';
+import { blockOnHolder } from './block.mjs';
 
 const [hold, death, wait, nested] = process.argv.slice(2);
 const rt = await Runtime.create();
 const obj = hold === 'lock' ? rt.lock() : rt.rwLock();
-const stampAddress = rt.alloc(8, 8);
-const stamp = rt.float64(stampAddress);
-if (nested === 'nested') {
-  const middle = await spawnWorker(rt, new URL('./middle.mjs', import.meta.url), { obj, hold, death, stamp: stampAddress, wait });
-  const { outcome, ms } = await new Promise((resolve) => middle.once('message', resolve));
-  console.log(JSON.stringify({ outcome, ms: Math.round(ms * 10) / 10 }));
-  process.exit(0);
-}
-const worker = await spawnWorker(rt, new URL('./holder.mjs', import.meta.url), { obj, hold, death, stamp: stampAddress });
-worker.on('error', () => {}); // the 'throw' scenario's error is expected
-await new Promise((resolve) => worker.once('message', resolve));
-if (death === 'terminate') {
-  stamp[0] = performance.timeOrigin + performance.now();
-  void worker.terminate();
-}
-
+const stamp = rt.alloc(8, 8);
 let outcome;
-try {
-  if (hold === 'lock') {
-    if (wait === 'timed') outcome = obj.lockFor(3000) ? 'acquired' : 'timed out';
-    else {
-      obj.lock();
-      outcome = 'acquired';
-    }
-  } else if (wait === 'timed') outcome = obj.writeFor(3000) ? 'acquired' : 'timed out';
-  else {
-    obj.write();
-    outcome = 'acquired';
-  }
-} catch (e) {
-  outcome = e.constructor.name;
+let ms;
+if (nested === 'nested') {
+  const middle = await spawnWorker(rt, new URL('./middle.mjs', import.meta.url), { obj, hold, death, stamp, wait });
+  ({ outcome, ms } = await new Promise((resolve) => middle.once('message', resolve)));
+} else {
+  ({ outcome, ms } = await blockOnHolder(rt, { obj, hold, death, stamp, wait }));
 }
-const ms = performance.timeOrigin + performance.now() - stamp[0];
 console.log(JSON.stringify({ outcome, ms: Math.round(ms * 10) / 10 }));
 process.exit(0);

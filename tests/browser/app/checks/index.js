@@ -1,7 +1,8 @@
-// The package's checks on a page, for browsers driven without a bundler
-// (tests/browser/webkit.test.ts): a counter exact across two workers and the
-// page in lockAsync, rt.atomics.waitAsync woken by a worker, and a Condition
-// queue the page consumes with waitAsync. The package: ?entry=<path>.
+// The package's checks on a page (../bare.html?app=checks), for browsers
+// driven without a bundler (tests/browser/webkit.test.ts): a counter exact
+// across two workers and the page in lockAsync, rt.atomics.waitAsync woken by
+// a worker, and a Condition queue the page consumes with waitAsync. The
+// package: ?entry=<path>.
 const entry = new URLSearchParams(location.search).get('entry') ?? '/node_modules/parklot/js/dist/index.js';
 const result = document.getElementById('result');
 const ROUNDS = 5000;

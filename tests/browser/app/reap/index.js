@@ -1,6 +1,7 @@
-// Workers terminated while they wait, or while they hold a lock, are reaped
-// through the Web Lock each one holds for its life: notify counts only the
-// live waiters, and the next owner of the dead worker's lock is told.
+// On ../bare.html?app=reap: workers terminated while they wait, or while they
+// hold a lock, are reaped through the Web Lock each one holds for its life:
+// notify counts only the live waiters, and the next owner of the dead
+// worker's lock is told.
 // The package: 'parklot' through the page's import map, or ?entry=<path>.
 const entry = new URLSearchParams(location.search).get('entry') ?? '/node_modules/parklot/js/dist/index.js';
 const { OwnerDiedError, Runtime } = await import(entry);
