@@ -57,52 +57,59 @@ pub unsafe extern "C" fn parklot_diagnostics(
 ) -> i32 {
     let snap = diagnostics::snapshot();
     let count = i32::try_from(snap.waiters.len()).unwrap_or(i32::MAX);
-    if let Some(f) = on_waiter {
-        for w in &snap.waiters {
-            let info = WaiterInfo {
-                address: w.address,
-                kind: w.kind as u32,
-                thread: w.thread,
-                blocking: w.blocking.into(),
-                since_ns: w.since_ns,
-                deadline_ns: w
-                    .deadline_ns
-                    .map_or(-1, |d| i64::try_from(d).unwrap_or(i64::MAX)),
-            };
-            // SAFETY: the caller's callback, on a record that outlives the call.
-            if unsafe { f(&info, ctx) } != 0 {
-                return count;
-            }
-        }
-    }
-    if let Some(f) = on_hold {
-        for h in &snap.holds {
-            let info = HoldInfo {
-                address: h.address,
-                kind: h.kind as u32,
-                thread: h.thread,
-            };
-            // SAFETY: as above.
-            if unsafe { f(&info, ctx) } != 0 {
-                return count;
-            }
-        }
-    }
-    if let Some(f) = on_thread {
-        for t in &snap.threads {
-            let name = t.name.as_deref().and_then(|n| CString::new(n).ok());
-            let info = ThreadInfo {
-                id: t.id,
-                name: name.as_ref().map_or(core::ptr::null(), |n| n.as_ptr()),
-                reaped: t.reaped.into(),
-            };
-            // SAFETY: as above; `name` lives until the end of this iteration.
-            if unsafe { f(&info, ctx) } != 0 {
-                return count;
-            }
-        }
+    let waiters = snap.waiters.iter().map(|w| WaiterInfo {
+        address: w.address,
+        kind: w.kind as u32,
+        thread: w.thread,
+        blocking: w.blocking.into(),
+        since_ns: w.since_ns,
+        deadline_ns: w
+            .deadline_ns
+            .map_or(-1, |d| i64::try_from(d).unwrap_or(i64::MAX)),
+    });
+    let holds = snap.holds.iter().map(|h| HoldInfo {
+        address: h.address,
+        kind: h.kind as u32,
+        thread: h.thread,
+    });
+    // The names live as long as the walk over the threads.
+    let names: Vec<Option<CString>> = snap
+        .threads
+        .iter()
+        .map(|t| t.name.as_deref().and_then(|n| CString::new(n).ok()))
+        .collect();
+    let threads = snap.threads.iter().zip(&names).map(|(t, name)| ThreadInfo {
+        id: t.id,
+        name: name.as_ref().map_or(core::ptr::null(), |n| n.as_ptr()),
+        reaped: t.reaped.into(),
+    });
+    // SAFETY: the caller's callbacks (our contract), each on a record that
+    // outlives its call.
+    unsafe {
+        let _ = walk(waiters, on_waiter, ctx)
+            && walk(holds, on_hold, ctx)
+            && walk(threads, on_thread, ctx);
     }
     count
+}
+
+/// Calls `f` on each item until it returns nonzero; false if it did.
+///
+/// # Safety
+/// `f` is null or may be called with `ctx`.
+unsafe fn walk<T>(
+    items: impl Iterator<Item = T>,
+    f: Option<unsafe extern "C" fn(*const T, *mut c_void) -> i32>,
+    ctx: *mut c_void,
+) -> bool {
+    let Some(f) = f else { return true };
+    for item in items {
+        // SAFETY: forwarded from the caller; `item` outlives the call.
+        if unsafe { f(&item, ctx) } != 0 {
+            return false;
+        }
+    }
+    true
 }
 
 /// The calling thread's id, as the snapshot names it.

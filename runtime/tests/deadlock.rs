@@ -20,6 +20,21 @@ fn serial() -> StdGuard<'static, ()> {
     guard
 }
 
+/// Runs `f` alone, with deadlock detection on.
+fn detecting(f: impl FnOnce()) {
+    let _s = serial();
+    deadlock::set_enabled(true);
+    f();
+    deadlock::set_enabled(false);
+}
+
+/// Two leaked locks, the first held by the calling thread.
+fn two_locks_first_held() -> (&'static Lock, &'static Lock) {
+    let (a, b) = (leak(Lock::new()), leak(Lock::new()));
+    a.lock();
+    (a, b)
+}
+
 fn addr(lock: &Lock) -> usize {
     lock as *const Lock as usize
 }
@@ -41,49 +56,48 @@ fn leak(lock: Lock) -> &'static Lock {
 /// Threads 0..n-1 block; the last closes the cycle and is refused; it
 /// releases its lock, and everyone else finishes.
 fn ring(n: usize) {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    let locks: Vec<&'static Lock> = (0..n).map(|_| leak(Lock::new())).collect();
-    let held = Arc::new(Barrier::new(n));
-    let mut joins = Vec::new();
-    for i in 0..n - 1 {
-        let (mine, next, held) = (locks[i], locks[i + 1], held.clone());
-        joins.push(thread::spawn(move || {
-            diagnostics::set_thread_name(&format!("ring-{i}"));
-            mine.lock();
-            held.wait();
-            next.lock();
-            next.unlock();
-            mine.unlock();
-        }));
-    }
-    let (last, first) = (locks[n - 1], locks[0]);
-    let closer = thread::spawn(move || {
-        diagnostics::set_thread_name("closer");
-        last.lock();
-        held.wait();
-        for lock in &locks[1..n - 1] {
-            until_queued(lock, 1);
+    detecting(|| {
+        let locks: Vec<&'static Lock> = (0..n).map(|_| leak(Lock::new())).collect();
+        let held = Arc::new(Barrier::new(n));
+        let mut joins = Vec::new();
+        for i in 0..n - 1 {
+            let (mine, next, held) = (locks[i], locks[i + 1], held.clone());
+            joins.push(thread::spawn(move || {
+                diagnostics::set_thread_name(&format!("ring-{i}"));
+                mine.lock();
+                held.wait();
+                next.lock();
+                next.unlock();
+                mine.unlock();
+            }));
         }
-        until_queued(last, 1);
-        let refused = first.lock_or_deadlock();
-        last.unlock();
-        (refused, diagnostics::thread_id())
+        let (last, first) = (locks[n - 1], locks[0]);
+        let closer = thread::spawn(move || {
+            diagnostics::set_thread_name("closer");
+            last.lock();
+            held.wait();
+            for lock in &locks[1..n - 1] {
+                until_queued(lock, 1);
+            }
+            until_queued(last, 1);
+            let refused = first.lock_or_deadlock();
+            last.unlock();
+            (refused, diagnostics::thread_id())
+        });
+        let (refused, closer_id) = closer.join().unwrap();
+        for j in joins {
+            j.join().unwrap();
+        }
+        let error = refused.expect_err("the closing wait is refused");
+        let steps = &error.cycle.steps;
+        println!("{n} threads: {error}");
+        assert_eq!(steps.len(), n);
+        assert_eq!(steps[0].thread, closer_id);
+        assert_eq!(steps[0].address, addr(first));
+        assert_eq!(steps.last().unwrap().holder, closer_id);
+        assert!(steps.iter().all(|s| s.kind == Kind::Lock));
+        assert!(error.to_string().contains("(closer)"));
     });
-    let (refused, closer_id) = closer.join().unwrap();
-    for j in joins {
-        j.join().unwrap();
-    }
-    let error = refused.expect_err("the closing wait is refused");
-    let steps = &error.cycle.steps;
-    println!("{n} threads: {error}");
-    assert_eq!(steps.len(), n);
-    assert_eq!(steps[0].thread, closer_id);
-    assert_eq!(steps[0].address, addr(first));
-    assert_eq!(steps.last().unwrap().holder, closer_id);
-    assert!(steps.iter().all(|s| s.kind == Kind::Lock));
-    assert!(error.to_string().contains("(closer)"));
-    deadlock::set_enabled(false);
 }
 
 #[test]
@@ -103,125 +117,119 @@ fn an_eight_thread_cycle_is_refused() {
 
 #[test]
 fn relocking_a_held_lock_is_a_cycle_of_one() {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    let lock = Lock::new();
-    lock.lock();
-    let error = lock.lock_or_deadlock().expect_err("a relock never ends");
-    assert_eq!(error.cycle.steps.len(), 1);
-    assert_eq!(error.cycle.steps[0].holder, diagnostics::thread_id());
-    // The infallible call panics with it.
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lock.lock()));
-    let message = *panic.unwrap_err().downcast::<String>().unwrap();
-    assert!(message.starts_with("deadlock: thread"), "{message}");
-    lock.unlock();
-    assert!(!lock.is_locked());
-    deadlock::set_enabled(false);
+    detecting(|| {
+        let lock = Lock::new();
+        lock.lock();
+        let error = lock.lock_or_deadlock().expect_err("a relock never ends");
+        assert_eq!(error.cycle.steps.len(), 1);
+        assert_eq!(error.cycle.steps[0].holder, diagnostics::thread_id());
+        // The infallible call panics with it.
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lock.lock()));
+        let message = *panic.unwrap_err().downcast::<String>().unwrap();
+        assert!(message.starts_with("deadlock: thread"), "{message}");
+        lock.unlock();
+        assert!(!lock.is_locked());
+    });
 }
 
 #[test]
 fn an_async_wait_that_would_close_a_cycle_is_refused_and_not_queued() {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    let (a, b) = (leak(Lock::new()), leak(Lock::new()));
-    a.lock();
-    let (to_main, from_thread) = mpsc::channel();
-    let t = thread::spawn(move || {
-        b.lock();
-        to_main.send(()).unwrap();
-        a.lock(); // blocks: the main thread holds it
+    detecting(|| {
+        let (a, b) = two_locks_first_held();
+        let (to_main, from_thread) = mpsc::channel();
+        let t = thread::spawn(move || {
+            b.lock();
+            to_main.send(()).unwrap();
+            a.lock(); // blocks: the main thread holds it
+            a.unlock();
+            b.unlock();
+        });
+        from_thread.recv().unwrap();
+        until_queued(a, 1);
+        let waiter = AsyncWaiter::new();
+        // SAFETY: a new record, alive until the end of the test.
+        assert!(!unsafe { b.lock_async_begin(&waiter) });
+        let error = deadlock::take_deadlock().expect("refused, not queued");
+        assert_eq!(error.cycle.steps.len(), 2);
+        assert_eq!(diagnostics::waiter_count(addr(b)), 0);
         a.unlock();
-        b.unlock();
+        t.join().unwrap();
     });
-    from_thread.recv().unwrap();
-    until_queued(a, 1);
-    let waiter = AsyncWaiter::new();
-    // SAFETY: a new record, alive until the end of the test.
-    assert!(!unsafe { b.lock_async_begin(&waiter) });
-    let error = deadlock::take_deadlock().expect("refused, not queued");
-    assert_eq!(error.cycle.steps.len(), 2);
-    assert_eq!(diagnostics::waiter_count(addr(b)), 0);
-    a.unlock();
-    t.join().unwrap();
-    deadlock::set_enabled(false);
 }
 
 #[test]
 fn a_blocking_wait_closing_a_cycle_through_an_async_waiter_is_refused() {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    let (a, b) = (leak(Lock::new()), leak(Lock::new()));
-    a.lock();
-    let (to_main, from_thread) = mpsc::channel();
-    let (to_thread, from_main) = mpsc::channel::<()>();
-    let t = thread::spawn(move || {
-        b.lock();
-        to_main.send(()).unwrap();
-        from_main.recv().unwrap();
-        let refused = a.lock_or_deadlock();
+    detecting(|| {
+        let (a, b) = two_locks_first_held();
+        let (to_main, from_thread) = mpsc::channel();
+        let (to_thread, from_main) = mpsc::channel::<()>();
+        let t = thread::spawn(move || {
+            b.lock();
+            to_main.send(()).unwrap();
+            from_main.recv().unwrap();
+            let refused = a.lock_or_deadlock();
+            b.unlock();
+            refused
+        });
+        from_thread.recv().unwrap();
+        let waiter = AsyncWaiter::new();
+        // SAFETY: a new record, alive until it is settled below.
+        assert!(!unsafe { b.lock_async_begin(&waiter) });
+        assert!(deadlock::take_deadlock().is_none(), "queued, not refused");
+        to_thread.send(()).unwrap();
+        let error = t
+            .join()
+            .unwrap()
+            .expect_err("the blocking wait closes the cycle");
+        assert_eq!(error.cycle.steps.len(), 2);
+        // The async waiter was untouched, and gets the lock the thread let go.
+        let start = Instant::now();
+        // SAFETY: queued by lock_async_begin above.
+        while !unsafe { b.lock_async_resume(&waiter) } {
+            assert!(start.elapsed() < Duration::from_secs(10));
+            thread::sleep(Duration::from_millis(1));
+        }
         b.unlock();
-        refused
+        a.unlock();
     });
-    from_thread.recv().unwrap();
-    let waiter = AsyncWaiter::new();
-    // SAFETY: a new record, alive until it is settled below.
-    assert!(!unsafe { b.lock_async_begin(&waiter) });
-    assert!(deadlock::take_deadlock().is_none(), "queued, not refused");
-    to_thread.send(()).unwrap();
-    let error = t
-        .join()
-        .unwrap()
-        .expect_err("the blocking wait closes the cycle");
-    assert_eq!(error.cycle.steps.len(), 2);
-    // The async waiter was untouched, and gets the lock the thread let go.
-    let start = Instant::now();
-    // SAFETY: queued by lock_async_begin above.
-    while !unsafe { b.lock_async_resume(&waiter) } {
-        assert!(start.elapsed() < Duration::from_secs(10));
-        thread::sleep(Duration::from_millis(1));
-    }
-    b.unlock();
-    a.unlock();
-    deadlock::set_enabled(false);
 }
 
 #[test]
 fn no_cycle_is_reported_while_threads_take_locks_in_one_order() {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    lock_order::set_enabled(true);
-    let locks: &'static [Lock] = Box::leak((0..4).map(|_| Lock::new()).collect());
-    let stop = Instant::now() + Duration::from_millis(1500);
-    let threads: Vec<_> = (0..4u64)
-        .map(|t| {
-            thread::spawn(move || {
-                let mut x = t * 7 + 1;
-                let mut rounds = 0u64;
-                while Instant::now() < stop {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    let i = (x % 4) as usize;
-                    let j = i + 1 + ((x >> 8) % (4 - i as u64).max(1)) as usize;
-                    locks[i].lock();
-                    if j < 4 {
-                        locks[j].lock();
-                        locks[j].unlock();
+    detecting(|| {
+        lock_order::set_enabled(true);
+        let locks: &'static [Lock] = Box::leak((0..4).map(|_| Lock::new()).collect());
+        let stop = Instant::now() + Duration::from_millis(1500);
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                thread::spawn(move || {
+                    let mut x = t * 7 + 1;
+                    let mut rounds = 0u64;
+                    while Instant::now() < stop {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let i = (x % 4) as usize;
+                        let j = i + 1 + ((x >> 8) % (4 - i as u64).max(1)) as usize;
+                        locks[i].lock();
+                        if j < 4 {
+                            locks[j].lock();
+                            locks[j].unlock();
+                        }
+                        locks[i].unlock();
+                        rounds += 1;
                     }
-                    locks[i].unlock();
-                    rounds += 1;
-                }
-                rounds
+                    rounds
+                })
             })
-        })
-        .collect();
-    let rounds: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
-    println!("{rounds} acquisitions in one order with detection on");
-    assert!(rounds > 1000);
-    assert!(deadlock::check_deadlock().is_empty());
-    assert!(lock_order::violations().is_empty());
-    lock_order::set_enabled(false);
-    deadlock::set_enabled(false);
+            .collect();
+        let rounds: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        println!("{rounds} acquisitions in one order with detection on");
+        assert!(rounds > 1000);
+        assert!(deadlock::check_deadlock().is_empty());
+        assert!(lock_order::violations().is_empty());
+        lock_order::set_enabled(false);
+    });
 }
 
 #[test]
@@ -305,37 +313,36 @@ fn the_snapshot_shows_waiters_holds_and_names_with_detection_off() {
 
 #[test]
 fn a_reaped_thread_leaves_the_graph() {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    let lock = leak(Lock::new());
-    let (to_main, from_thread) = mpsc::channel();
-    let (keep, never) = mpsc::channel::<()>();
-    std::mem::forget(keep);
-    thread::spawn(move || {
-        diagnostics::set_thread_name("doomed");
-        lock.lock();
-        to_main
-            .send((ThreadRecord::current().unwrap(), diagnostics::thread_id()))
-            .unwrap();
-        // Never runs again: the sender is leaked, nothing is ever sent.
-        let _ = never.recv();
+    detecting(|| {
+        let lock = leak(Lock::new());
+        let (to_main, from_thread) = mpsc::channel();
+        let (keep, never) = mpsc::channel::<()>();
+        std::mem::forget(keep);
+        thread::spawn(move || {
+            diagnostics::set_thread_name("doomed");
+            lock.lock();
+            to_main
+                .send((ThreadRecord::current().unwrap(), diagnostics::thread_id()))
+                .unwrap();
+            // Never runs again: the sender is leaked, nothing is ever sent.
+            let _ = never.recv();
+        });
+        let (record, id) = from_thread.recv().unwrap();
+        assert!(diagnostics::snapshot().holds.iter().any(|h| h.thread == id));
+        // SAFETY: the thread never runs again and its storage stays allocated
+        // (it blocks forever); reaped once.
+        unsafe { abandon_thread(record) };
+        // What an embedder does next for a gone holder's lock.
+        // SAFETY: held by a thread that will never run again.
+        unsafe { lock.unlock_owner_died() }.unwrap();
+        let snap = diagnostics::snapshot();
+        assert!(snap.threads.iter().any(|t| t.id == id && t.reaped));
+        assert!(!snap.holds.iter().any(|h| h.thread == id));
+        lock.lock_or_deadlock()
+            .expect("free, and no cycle through the dead");
+        assert!(lock.take_owner_died());
+        lock.unlock();
     });
-    let (record, id) = from_thread.recv().unwrap();
-    assert!(diagnostics::snapshot().holds.iter().any(|h| h.thread == id));
-    // SAFETY: the thread never runs again and its storage stays allocated
-    // (it blocks forever); reaped once.
-    unsafe { abandon_thread(record) };
-    // What an embedder does next for a gone holder's lock.
-    // SAFETY: held by a thread that will never run again.
-    unsafe { lock.unlock_owner_died() }.unwrap();
-    let snap = diagnostics::snapshot();
-    assert!(snap.threads.iter().any(|t| t.id == id && t.reaped));
-    assert!(!snap.holds.iter().any(|h| h.thread == id));
-    lock.lock_or_deadlock()
-        .expect("free, and no cycle through the dead");
-    assert!(lock.take_owner_died());
-    lock.unlock();
-    deadlock::set_enabled(false);
 }
 
 #[test]
@@ -452,33 +459,32 @@ fn an_upgradable_reader_closing_a_cycle_is_refused() {
 
 #[test]
 fn an_upgrade_is_not_a_wait_for_itself() {
-    let _s = serial();
-    deadlock::set_enabled(true);
-    let rw: &'static RawRwLock = Box::leak(Box::new(RawRwLock::new()));
-    rw.lock_upgradable();
-    rw.lock_shared();
-    let reader = thread::spawn(move || {
-        thread::sleep(Duration::from_millis(50));
-        // SAFETY: taken by the main thread, released on its behalf (a read
-        // has no owner).
-        unsafe { rw.unlock_shared() };
+    detecting(|| {
+        let rw: &'static RawRwLock = Box::leak(Box::new(RawRwLock::new()));
+        rw.lock_upgradable();
+        rw.lock_shared();
+        let reader = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(50));
+            // SAFETY: taken by the main thread, released on its behalf (a read
+            // has no owner).
+            unsafe { rw.unlock_shared() };
+        });
+        // Waits for the read above to go: its own upgradable hold is no cycle.
+        // SAFETY: the upgradable read is held.
+        unsafe { rw.upgrade() };
+        let snap = diagnostics::snapshot();
+        let me = diagnostics::thread_id();
+        let addr = rw as *const RawRwLock as usize;
+        assert!(snap
+            .holds
+            .iter()
+            .any(|h| h.address == addr && h.thread == me && h.kind == Kind::RwLockWrite));
+        // SAFETY: upgraded just above.
+        unsafe { rw.unlock_exclusive() };
+        reader.join().unwrap();
+        assert!(!diagnostics::snapshot()
+            .holds
+            .iter()
+            .any(|h| h.address == addr));
     });
-    // Waits for the read above to go: its own upgradable hold is no cycle.
-    // SAFETY: the upgradable read is held.
-    unsafe { rw.upgrade() };
-    let snap = diagnostics::snapshot();
-    let me = diagnostics::thread_id();
-    let addr = rw as *const RawRwLock as usize;
-    assert!(snap
-        .holds
-        .iter()
-        .any(|h| h.address == addr && h.thread == me && h.kind == Kind::RwLockWrite));
-    // SAFETY: upgraded just above.
-    unsafe { rw.unlock_exclusive() };
-    reader.join().unwrap();
-    assert!(!diagnostics::snapshot()
-        .holds
-        .iter()
-        .any(|h| h.address == addr));
-    deadlock::set_enabled(false);
 }

@@ -754,15 +754,9 @@ pub(super) mod tests {
     fn assert_waiter_counts_exact() {
         for bucket in current_table().buckets() {
             bucket.lock.lock();
-            let mut queued = 0;
             // SAFETY: the bucket lock is held while we walk the queue.
             unsafe {
-                let mut cur = bucket.head.get();
-                while !cur.is_null() {
-                    queued += 1;
-                    cur = (*cur).next.get();
-                }
-                assert_eq!(bucket.waiters.load(Ordering::Relaxed), queued);
+                assert_eq!(bucket.waiters.load(Ordering::Relaxed), bucket.queue_len());
                 bucket.lock.unlock();
             }
         }

@@ -79,6 +79,23 @@ impl Bucket {
         }
     }
 
+    /// How many records are queued here.
+    ///
+    /// # Safety
+    /// `lock` is held.
+    pub(super) unsafe fn queue_len(&self) -> usize {
+        let mut n = 0;
+        // SAFETY: the caller holds the lock, which guards the links.
+        unsafe {
+            let mut p = self.head.get();
+            while !p.is_null() {
+                n += 1;
+                p = (*p).next.get();
+            }
+        }
+        n
+    }
+
     /// Appends `data`, which the caller has already counted in `waiters`.
     ///
     /// # Safety

@@ -34,14 +34,9 @@ unsafe fn copy_queue(
     key: Option<usize>,
     out: &mut Vec<QueuedRecord>,
 ) -> Result<(), usize> {
-    let mut n = 0;
     // SAFETY: the lock guards the queue's links and its records' cells.
     unsafe {
-        let mut p = bucket.head.get();
-        while !p.is_null() {
-            n += 1;
-            p = (*p).next.get();
-        }
+        let n = bucket.queue_len();
         if n > out.capacity() - out.len() {
             return Err(n);
         }
