@@ -25,9 +25,15 @@ pub const PARKLOT_BARRIER_TIMED_OUT: i32 = -6;
 pub const PARKLOT_EDEADLK: i32 = -7;
 
 /// An acquisition that detection may refuse, as the C result: `ok` if it
-/// took it, else `PARKLOT_EDEADLK`.
+/// took it, else `PARKLOT_EDEADLK` (the cycle kept for `parklot_last_deadlock`).
 fn refusable(r: Result<(), crate::deadlock::DeadlockError>, ok: i32) -> i32 {
-    r.map_or(PARKLOT_EDEADLK, |()| ok)
+    match r {
+        Ok(()) => ok,
+        Err(cycle) => {
+            crate::diagnostics::keep_deadlock(cycle);
+            PARKLOT_EDEADLK
+        }
+    }
 }
 
 fn timeout_from_ns(timeout_ns: i64) -> Option<Duration> {
@@ -61,10 +67,11 @@ pub unsafe extern "C" fn parklot_lock(lock: *const Lock) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn parklot_lock_checked(lock: *const Lock) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| match l.lock_or_deadlock() {
-        Err(_) => PARKLOT_EDEADLK,
-        Ok(()) if l.take_owner_died() => PARKLOT_EOWNERDEAD,
-        Ok(()) => 0,
+    unsafe { lock_ref(lock) }.map_or(PARKLOT_EINVAL, |l| {
+        match refusable(l.lock_or_deadlock(), 0) {
+            0 if l.take_owner_died() => PARKLOT_EOWNERDEAD,
+            code => code,
+        }
     })
 }
 

@@ -328,6 +328,12 @@ pub(crate) fn wait_ended(record: usize) {
     });
 }
 
+/// Keeps `error` as the calling thread's last refusal, for a caller that
+/// returned only a code (the C ABI's `parklot_last_deadlock` takes it).
+pub(crate) fn keep_deadlock(error: DeadlockError) {
+    LAST.with(|l| *l.borrow_mut() = Some(error));
+}
+
 /// The deadlock the calling thread's last acquisition failed with, once.
 pub fn take_deadlock() -> Option<DeadlockError> {
     LAST.with(|l| l.borrow_mut().take())

@@ -38,7 +38,7 @@ pub use graph::{
     check_deadlock, lock_order_violations, take_deadlock, Cycle, CycleStep, DeadlockError,
     LockOrderViolation,
 };
-pub(crate) use graph::{forget_lock_order, set_site, wait_ended, will_wait};
+pub(crate) use graph::{forget_lock_order, keep_deadlock, set_site, wait_ended, will_wait};
 
 /// What kind of primitive a wait or a hold is on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -1578,6 +1579,113 @@ static void test_tuning(void)
     check_eq(parklot_set_park_spin_limit(park), 0, "... and setting 2048 back returns the 0 it replaced");
 }
 
+/* ---- diagnostics ----------------------------------------------------------- */
+
+struct cycle_side {
+    parklot_lock_t *mine, *other;
+    int32_t result;       /* parklot_lock(other)'s */
+    int32_t holding;      /* set once `mine` is held */
+    char message[256];
+};
+
+static void *cycle_thread(void *arg)
+{
+    struct cycle_side *s = arg;
+    parklot_set_thread_name("c-cycle");
+    parklot_lock(s->mine);
+    __atomic_store_n(&s->holding, 1, __ATOMIC_SEQ_CST);
+    s->result = parklot_lock(s->other);
+    if (s->result == PARKLOT_EDEADLK) {
+        parklot_last_deadlock(s->message, sizeof s->message);
+    } else {
+        parklot_unlock(s->other);
+    }
+    parklot_unlock(s->mine);
+    return NULL;
+}
+
+struct seen {
+    uintptr_t address;
+    int waiters_there, blocking, lock_kind, holds_there, named;
+};
+
+static int32_t on_waiter(const parklot_waiter_info_t *w, void *ctx)
+{
+    struct seen *s = ctx;
+    if (w->address == s->address) {
+        s->waiters_there++;
+        s->blocking += w->blocking;
+        s->lock_kind += w->kind == 1;
+    }
+    return 0;
+}
+
+static int32_t on_hold(const parklot_hold_info_t *h, void *ctx)
+{
+    struct seen *s = ctx;
+    s->holds_there += h->address == s->address && h->thread == parklot_thread_id();
+    return 0;
+}
+
+static int32_t on_thread(const parklot_thread_info_t *t, void *ctx)
+{
+    struct seen *s = ctx;
+    s->named += t->name != NULL && strcmp(t->name, "c-cycle") == 0;
+    return 0;
+}
+
+static void test_diagnostics(void)
+{
+    parklot_lock_t a = PARKLOT_LOCK_INIT, b = PARKLOT_LOCK_INIT;
+    check_eq(parklot_set_deadlock_detection(2), PARKLOT_EINVAL, "diagnostics: a switch refuses 2");
+    check_eq(parklot_set_deadlock_detection(1), 0, "diagnostics: detection was off");
+    check_eq(parklot_set_thread_name(NULL), PARKLOT_EINVAL, "diagnostics: a NULL name is refused");
+    check(strcmp(parklot_kind_name(1), "Lock") == 0 && strcmp(parklot_kind_name(99), "unknown") == 0,
+          "diagnostics: kind names");
+
+    /* The thread holds b and asks for a, which we hold: it waits. */
+    parklot_lock(&a);
+    struct cycle_side side = { &b, &a, 0, 0, {0} };
+    pthread_t t;
+    pthread_create(&t, NULL, cycle_thread, &side);
+    check(poll_until(&side.holding, 1), "diagnostics: the thread holds its lock");
+    int64_t start = now_ns();
+    while (parklot_waiter_count(&a) < 1 && now_ns() - start < POLL_LIMIT_MS * MS) {
+        usleep(1000);
+    }
+    struct seen seen = { (uintptr_t)&a, 0, 0, 0, 0, 0 };
+    int32_t n = parklot_diagnostics(on_waiter, on_hold, on_thread, &seen);
+    check(n >= 1 && seen.waiters_there == 1 && seen.blocking == 1 && seen.lock_kind == 1,
+          "diagnostics: the snapshot shows the thread blocked on the Lock");
+    check(seen.holds_there == 1, "diagnostics: and that this thread holds it");
+    check(seen.named == 1, "diagnostics: and the thread's name");
+
+    /* Asking for b now would close the cycle: refused, nothing taken. */
+    check_eq(parklot_lock(&b), PARKLOT_EDEADLK, "diagnostics: parklot_lock refuses the closing wait");
+    char message[256];
+    size_t len = parklot_last_deadlock(message, sizeof message);
+    check(len > 0 && strstr(message, "c-cycle") != NULL && strncmp(message, "deadlock: ", 10) == 0,
+          "diagnostics: parklot_last_deadlock names the cycle");
+    check_eq((long long)parklot_last_deadlock(message, sizeof message), 0, "diagnostics: once");
+    parklot_unlock(&a);
+    pthread_join(t, NULL);
+    check_eq(side.result, 0, "diagnostics: the other thread went on and took the lock");
+    check_eq(parklot_lock(&a), 0, "diagnostics: a lock without a cycle is taken");
+    check_eq(parklot_lock(&a), PARKLOT_EDEADLK, "diagnostics: a relock is a cycle of one");
+    parklot_unlock(&a);
+    check_eq(parklot_set_deadlock_detection(0), 1, "diagnostics: detection was on");
+
+    /* Lock order: a then b, later b then a. */
+    check_eq(parklot_set_lock_order_checking(1), 0, "diagnostics: lock-order checking was off");
+    parklot_lock(&a); parklot_lock(&b); parklot_unlock(&b); parklot_unlock(&a);
+    check_eq((long long)parklot_lock_order_violation(0, NULL, 0), 0, "diagnostics: one order is fine");
+    parklot_lock(&b); parklot_lock(&a); parklot_unlock(&a); parklot_unlock(&b);
+    len = parklot_lock_order_violation(0, message, sizeof message);
+    check(len > 0 && strncmp(message, "lock order inversion", 20) == 0,
+          "diagnostics: both orders are reported");
+    check_eq(parklot_set_lock_order_checking(0), 1, "diagnostics: lock-order checking was on");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep the lines so far if we crash */
@@ -1621,6 +1729,8 @@ int main(void)
     test_async_semaphore();
     test_async_barrier();
     test_async_once();
+
+    test_diagnostics();
 
     printf("c-abi: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
