@@ -36,3 +36,57 @@ pub(crate) fn refused() -> ! {
         None => panic!("deadlock: an acquisition with no deadline gave up"),
     }
 }
+
+/// The fallible acquisitions of the guarded locks: a [`Mutex`](crate::Mutex)'s
+/// `lock()` and an [`RwLock`](crate::RwLock)'s `write()` and `read()`, or
+/// the cycle that waiting would close (with detection on; with it off they
+/// always take the lock).
+#[cfg(not(loom))]
+pub trait LockOrDeadlock {
+    /// What the acquisition returns.
+    type Guard<'a>
+    where
+        Self: 'a;
+    /// Takes the lock, or returns the cycle; nothing is held on `Err`.
+    fn lock_or_deadlock(&self) -> Result<Self::Guard<'_>, DeadlockError>;
+}
+
+#[cfg(not(loom))]
+impl<T: ?Sized> LockOrDeadlock for crate::Mutex<T> {
+    type Guard<'a>
+        = crate::MutexGuard<'a, T>
+    where
+        T: 'a;
+    fn lock_or_deadlock(&self) -> Result<crate::MutexGuard<'_, T>, DeadlockError> {
+        // SAFETY: the raw lock is taken just before its guard is made, and
+        // the guard releases it.
+        unsafe {
+            self.raw().lock_or_deadlock()?;
+            Ok(self.make_guard_unchecked(lock_api::GuardSend::new()))
+        }
+    }
+}
+
+/// The write lock of an [`RwLock`](crate::RwLock), or the cycle.
+#[cfg(not(loom))]
+pub fn write_or_deadlock<T: ?Sized>(
+    lock: &crate::RwLock<T>,
+) -> Result<crate::RwLockWriteGuard<'_, T>, DeadlockError> {
+    // SAFETY: as for the Mutex above.
+    unsafe {
+        lock.raw().lock_exclusive_or_deadlock()?;
+        Ok(lock.make_write_guard_unchecked(lock_api::GuardSend::new()))
+    }
+}
+
+/// A read of an [`RwLock`](crate::RwLock), or the cycle.
+#[cfg(not(loom))]
+pub fn read_or_deadlock<T: ?Sized>(
+    lock: &crate::RwLock<T>,
+) -> Result<crate::RwLockReadGuard<'_, T>, DeadlockError> {
+    // SAFETY: as for the Mutex above.
+    unsafe {
+        lock.raw().lock_shared_or_deadlock()?;
+        Ok(lock.make_read_guard_unchecked(lock_api::GuardSend::new()))
+    }
+}
