@@ -443,7 +443,9 @@ int32_t parklot_async_waiter_free(parklot_async_waiter_t *waiter);
  *  NULL for a NULL or misaligned record. */
 const int32_t *parklot_async_waiter_word(const parklot_async_waiter_t *waiter);
 
-/** Lock, step 1: 1 taken now, 0 queued, PARKLOT_EINVAL (a NULL or
+/** Lock, step 1: 1 taken now, 0 queued, PARKLOT_EDEADLK (deadlock
+ *  detection refused the wait: not queued; so may step 2 when it queues
+ *  again, for these and the rwlock's steps), PARKLOT_EINVAL (a NULL or
  *  misaligned pointer, or a record that is still queued). */
 int32_t parklot_lock_async_begin(parklot_lock_t *lock, parklot_async_waiter_t *waiter);
 /** Lock, step 2 (the word read 0): 1 taken, 0 queued again, PARKLOT_EINVAL. */

@@ -259,7 +259,9 @@ impl Condition {
         match result {
             // Moved onto the lock's queue, and handed the lock by its release.
             ParkResult::Unparked(token) if Lock::handed_over(token) => lock.handed_to_me(),
-            _ => lock.lock(),
+            // Not refusable: a wait cannot fail after it was notified (a
+            // cycle here is left to `check_deadlock` and the snapshot).
+            _ => crate::diagnostics::unrefusable(|| lock.lock()),
         }
         Ok(result.is_unparked() || moved)
     }

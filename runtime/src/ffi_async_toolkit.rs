@@ -95,8 +95,25 @@ unsafe fn both<'a, T>(
     unsafe { Some((aligned_ref(obj)?, aligned_ref(waiter)?)) }
 }
 
-/// Step 1 of an attempt: 1 taken now, 0 queued, `PARKLOT_EINVAL` (a bad
-/// pointer, or a waiter that is still queued).
+/// A step that takes or queues, as the C result: 1 taken, 0 queued, or
+/// `PARKLOT_EDEADLK` if deadlock detection refused to queue it (the cycle
+/// kept for `parklot_last_deadlock`).
+fn taken_or_queued(taken: bool) -> i32 {
+    if taken {
+        return 1;
+    }
+    match crate::acquire::async_refused() {
+        Some(cycle) => {
+            crate::diagnostics::keep_deadlock(cycle);
+            crate::ffi::PARKLOT_EDEADLK
+        }
+        None => 0,
+    }
+}
+
+/// Step 1 of an attempt: 1 taken now, 0 queued, `PARKLOT_EDEADLK` (refused,
+/// not queued), `PARKLOT_EINVAL` (a bad pointer, or a waiter that is still
+/// queued).
 ///
 /// # Safety
 /// As for [`both`]; `begin` is sound for a waiter that is not queued and
@@ -109,12 +126,13 @@ unsafe fn begin<T>(
     // SAFETY: forwarded from the caller.
     match unsafe { both(obj, waiter) } {
         // SAFETY: not queued (checked); it stays put (the caller's contract).
-        Some((o, w)) if w.is_idle() => unsafe { begin(o, &w.record) as i32 },
+        Some((o, w)) if w.is_idle() => taken_or_queued(unsafe { begin(o, &w.record) }),
         _ => PARKLOT_EINVAL,
     }
 }
 
-/// A later step (resume, cancel): its result as 1 or 0, or `PARKLOT_EINVAL`.
+/// A later step (resume, cancel): its result as 1 or 0 (a resume that
+/// queues again may be refused: `PARKLOT_EDEADLK`), or `PARKLOT_EINVAL`.
 ///
 /// # Safety
 /// As for [`both`]; `step` is sound for this waiter (queued by this
@@ -123,11 +141,17 @@ unsafe fn step<T>(
     obj: *const T,
     waiter: *const CAsyncWaiter,
     step: unsafe fn(&T, &AsyncWaiter) -> bool,
+    queues: bool,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
     unsafe { both(obj, waiter) }.map_or(PARKLOT_EINVAL, |(o, w)| {
         // SAFETY: the caller's contract.
-        unsafe { step(o, &w.record) as i32 }
+        let done = unsafe { step(o, &w.record) };
+        if queues {
+            taken_or_queued(done)
+        } else {
+            done as i32
+        }
     })
 }
 
@@ -154,7 +178,7 @@ macro_rules! async_steps {
         #[no_mangle]
         pub unsafe extern "C" fn $c_resume(obj: *const $obj, waiter: *const CAsyncWaiter) -> i32 {
             // SAFETY: forwarded from the caller.
-            unsafe { step(obj, waiter, $resume) }
+            unsafe { step(obj, waiter, $resume, true) }
         }
 
         /// Gives up: 1 if it was taken after all (release it), 0 nothing held,
@@ -165,7 +189,7 @@ macro_rules! async_steps {
         #[no_mangle]
         pub unsafe extern "C" fn $c_cancel(obj: *const $obj, waiter: *const CAsyncWaiter) -> i32 {
             // SAFETY: forwarded from the caller.
-            unsafe { step(obj, waiter, $cancel) }
+            unsafe { step(obj, waiter, $cancel, false) }
         }
     };
 }
@@ -229,7 +253,7 @@ pub unsafe extern "C" fn parklot_rwlock_upgrade_async_resume(
     waiter: *const CAsyncWaiter,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { step(lock, waiter, RawRwLock::upgrade_async_resume) }
+    unsafe { step(lock, waiter, RawRwLock::upgrade_async_resume, true) }
 }
 
 /// Gives up: 1 upgraded after all (the write lock is held), 0 only the
@@ -243,7 +267,7 @@ pub unsafe extern "C" fn parklot_rwlock_upgrade_async_cancel(
     waiter: *const CAsyncWaiter,
 ) -> i32 {
     // SAFETY: forwarded from the caller.
-    unsafe { step(lock, waiter, RawRwLock::upgrade_async_cancel) }
+    unsafe { step(lock, waiter, RawRwLock::upgrade_async_cancel, false) }
 }
 
 /// A semaphore step for `n` permits, `PARKLOT_EINVAL` for more than a

@@ -151,6 +151,18 @@ thread_local! {
     static SITE: RefCell<Option<String>> = RefCell::new(None);
     /// The deadlock this thread's last acquisition failed with.
     static LAST: RefCell<Option<DeadlockError>> = RefCell::new(None);
+    /// Whether this thread's waits may be refused now ([`unrefusable`]).
+    static REFUSABLE: core::cell::Cell<bool> = core::cell::Cell::new(true);
+}
+
+/// Runs `f` with this thread's waits recorded but never refused: for an
+/// acquisition that has no way to report a refusal (a condition wait's
+/// re-acquisition of its lock, which C callers cannot see fail).
+pub(crate) fn unrefusable<T>(f: impl FnOnce() -> T) -> T {
+    let was = REFUSABLE.with(|r| r.replace(false));
+    let out = f();
+    REFUSABLE.with(|r| r.set(was));
+    out
 }
 
 /// The calling thread's site: the embedder's, else a Rust backtrace when
@@ -289,7 +301,7 @@ pub(crate) fn will_wait(resource: usize, kind: Kind, record: usize) -> Result<()
         if super::ordering() {
             g.check_order(me, resource);
         }
-        if detecting() {
+        if detecting() && REFUSABLE.with(|r| r.get()) {
             if let Some(steps) = g.cycle_from(me, resource, kind) {
                 return Some(DeadlockError {
                     cycle: Cycle { steps },

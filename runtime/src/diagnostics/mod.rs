@@ -38,7 +38,9 @@ pub use graph::{
     check_deadlock, lock_order_violations, take_deadlock, Cycle, CycleStep, DeadlockError,
     LockOrderViolation,
 };
-pub(crate) use graph::{forget_lock_order, keep_deadlock, set_site, wait_ended, will_wait};
+pub(crate) use graph::{
+    forget_lock_order, keep_deadlock, set_site, unrefusable, wait_ended, will_wait,
+};
 
 /// What kind of primitive a wait or a hold is on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -294,4 +296,51 @@ pub(crate) fn set_ordering(on: bool) {
 
 pub(crate) fn ordering() -> bool {
     mode() & ORDER != 0
+}
+
+// Also run under Miri (scripts/test.sh): the queue walk reads records other
+// threads own, under their bucket's lock.
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::parking_lot::{park_conditionally, unpark_all, ParkResult};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_snapshot_sees_a_parked_thread_and_its_deadline() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let key = Arc::as_ptr(&flag) as usize;
+        let parked = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                set_thread_name("parked");
+                let deadline = crate::Instant::now() + core::time::Duration::from_secs(60);
+                // SAFETY: the callbacks touch nothing.
+                let r = unsafe {
+                    park_conditionally(
+                        key,
+                        || !flag.load(Ordering::Relaxed),
+                        || {},
+                        |_, _| {},
+                        Some(deadline),
+                    )
+                };
+                assert!(matches!(r, ParkResult::Unparked(_) | ParkResult::Invalid));
+            })
+        };
+        while waiter_count(key) == 0 {
+            std::thread::yield_now();
+        }
+        let snap = snapshot();
+        let w = snap.waiters.iter().find(|w| w.address == key).unwrap();
+        assert!(w.blocking && w.deadline_ns.is_some() && w.kind == Kind::Unknown);
+        let t = snap.threads.iter().find(|t| t.id == w.thread).unwrap();
+        assert_eq!(t.name.as_deref(), Some("parked"));
+        flag.store(true, Ordering::Relaxed);
+        // SAFETY: plain wakeups.
+        unsafe { unpark_all(key) };
+        parked.join().unwrap();
+        assert_eq!(waiter_count(key), 0);
+    }
 }
