@@ -10,12 +10,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-/// A side suite's run, from its command line `[--quick] [--out DIR]`.
-pub struct Plan {
-    /// The suite (`native-async`, `native-rwlock`): its files' name too.
-    pub suite: &'static str,
+/// A side suite, as its full run measures it.
+pub struct Suite {
+    /// Its name (`native-async`, `native-rwlock`): its files' too.
+    pub name: &'static str,
     /// What it measures, in a few words.
     pub experiment: &'static str,
+    /// Length of each round.
+    pub round_ms: u64,
+    /// The thread counts swept.
+    pub threads: &'static [usize],
+}
+
+/// A side suite's run, from its command line `[--quick] [--out DIR]`.
+pub struct Plan {
+    /// The suite.
+    pub suite: Suite,
     /// `--quick`: a smoke run (one round of 50 ms at 2 and 4 threads), not a
     /// measurement.
     pub quick: bool,
@@ -23,38 +33,44 @@ pub struct Plan {
     pub out: String,
     /// ISO 8601, UTC, when the run started.
     pub date: String,
-    /// Rounds per lock and point (interleaved across locks).
-    pub rounds: usize,
-    /// Length of each round.
-    pub round_time: Duration,
-    /// The thread counts swept.
-    pub threads: &'static [usize],
 }
 
 impl Plan {
-    /// `suite`'s run, from this process's arguments; a full run has 5 rounds
-    /// of `round_ms` at each of `threads`.
-    pub fn from_env(
-        suite: &'static str,
-        experiment: &'static str,
-        round_ms: u64,
-        threads: &'static [usize],
-    ) -> Plan {
+    /// `suite`'s run, from this process's arguments.
+    pub fn from_env(suite: Suite) -> Plan {
         let args: Vec<String> = std::env::args().collect();
-        let quick = args.iter().any(|a| a == "--quick");
         Plan {
             suite,
-            experiment,
-            quick,
+            quick: args.iter().any(|a| a == "--quick"),
             out: args
                 .iter()
                 .position(|a| a == "--out")
                 .and_then(|i| args.get(i + 1).cloned())
                 .unwrap_or_else(|| "bench/results".into()),
             date: now_iso8601(),
-            rounds: if quick { 1 } else { 5 },
-            round_time: Duration::from_millis(if quick { 50 } else { round_ms }),
-            threads: if quick { &[2, 4] } else { threads },
+        }
+    }
+
+    /// Rounds per lock and point (interleaved across locks): 5, 1 if quick.
+    pub fn rounds(&self) -> usize {
+        if self.quick {
+            1
+        } else {
+            5
+        }
+    }
+
+    /// Length of each round.
+    pub fn round_time(&self) -> Duration {
+        Duration::from_millis(if self.quick { 50 } else { self.suite.round_ms })
+    }
+
+    /// The thread counts swept.
+    pub fn threads(&self) -> &'static [usize] {
+        if self.quick {
+            &[2, 4]
+        } else {
+            self.suite.threads
         }
     }
 
@@ -80,8 +96,8 @@ impl Plan {
             "# {title}\n\n{}{smoke}. {what}, each the median over {} rounds of {} ms \
              interleaved across locks {how}\n\n|{names}\n|{rule}\n",
             self.date,
-            self.rounds,
-            self.round_time.as_millis(),
+            self.rounds(),
+            self.round_time().as_millis(),
         )
     }
 
@@ -107,15 +123,15 @@ impl Plan {
             })
             .collect();
         json!({
-            "suite": self.suite,
+            "suite": self.suite.name,
             "date": self.date,
             "quick": self.quick,
             "machine": Machine::this().to_json(),
             "params": {
-                "experiment": self.experiment,
-                "rounds": self.rounds,
-                "round_ms": self.round_time.as_millis() as u64,
-                "threads": self.threads,
+                "experiment": self.suite.experiment,
+                "rounds": self.rounds(),
+                "round_ms": self.round_time().as_millis() as u64,
+                "threads": self.threads(),
                 "locks": locks,
             },
             "rounds": rounds,
@@ -125,7 +141,7 @@ impl Plan {
 
     /// The suite's `.md` and `.json` files, written into `--out`.
     pub fn write(&self, md: &str, doc: &Value) {
-        let (out, suite) = (&self.out, self.suite);
+        let (out, suite) = (&self.out, self.suite.name);
         std::fs::create_dir_all(out).unwrap();
         std::fs::write(format!("{out}/{suite}.md"), md).unwrap();
         std::fs::write(format!("{out}/{suite}.json"), to_text(doc)).unwrap();

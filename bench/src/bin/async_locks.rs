@@ -16,7 +16,7 @@
 //! across peers; cells are medians over rounds, with the range.
 
 use parklot::MutexAsync;
-use parklot_bench::side::{row, threads_chart, Plan, Timed};
+use parklot_bench::side::{row, threads_chart, Plan, Suite, Timed};
 use parklot_bench::stats::Spread;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -25,6 +25,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
+
+/// The suite, as its full run measures it.
+const SUITE: Suite = Suite {
+    name: "native-async",
+    experiment: "async mutexes, every thread awaiting, and half blocking",
+    round_ms: 300,
+    threads: &[1, 2, 4, 8],
+};
 
 /// Wakes the thread blocked in [`block_on`].
 struct Unpark(thread::Thread);
@@ -163,11 +171,11 @@ fn chart(rows: &[Row], locks: &[&str], mode: Mode, plan: &Plan) -> Value {
         format!(
             "Native async mutexes, {}: acquisitions per second (median, whiskers min-max of {} rounds)",
             mode.name(),
-            plan.rounds,
+            plan.rounds(),
         ),
         "acquisitions per second, all threads".into(),
         locks,
-        plan.threads,
+        plan.threads(),
         |lock, n| {
             Spread::of(
                 rows.iter()
@@ -178,12 +186,9 @@ fn chart(rows: &[Row], locks: &[&str], mode: Mode, plan: &Plan) -> Value {
     )
 }
 
-/// What the suite measures (its JSON's `params.experiment`).
-const EXPERIMENT: &str = "async mutexes, every thread awaiting, and half blocking";
-
 fn main() {
-    let plan = Plan::from_env("native-async", EXPERIMENT, 300, &[1, 2, 4, 8]);
-    let (duration, rounds, thread_counts) = (plan.round_time, plan.rounds, plan.threads);
+    let plan = Plan::from_env(SUITE);
+    let (duration, rounds, thread_counts) = (plan.round_time(), plan.rounds(), plan.threads());
     type Run = fn(usize, Mode, Duration) -> Vec<f64>;
     let peers: [(&str, Run); 3] = [
         ("parklot Mutex lock_async", round::<Parklot>),

@@ -14,10 +14,18 @@
 //! wasm and JS ones in `rwlock.md`.
 
 use parklot::{RawRwLock, RwLockPolicy};
-use parklot_bench::side::{row, threads_chart, Plan, Timed};
+use parklot_bench::side::{row, threads_chart, Plan, Suite, Timed};
 use parklot_bench::stats::Spread;
 use serde_json::{json, Value};
 use std::time::Duration;
+
+/// The suite, as its full run measures it.
+const SUITE: Suite = Suite {
+    name: "native-rwlock",
+    experiment: "rwlock half readers half writers",
+    round_ms: 400,
+    threads: &[2, 4, 8, 16],
+};
 
 /// A reader-writer lock as this experiment drives it.
 trait Rw: Send + Sync + 'static {
@@ -229,12 +237,9 @@ fn slowest_chart(
     )
 }
 
-/// What the suite measures (its JSON's `params.experiment`).
-const EXPERIMENT: &str = "rwlock half readers half writers";
-
 fn main() {
-    let plan = Plan::from_env("native-rwlock", EXPERIMENT, 400, &[2, 4, 8, 16]);
-    let (duration, rounds, thread_counts) = (plan.round_time, plan.rounds, plan.threads);
+    let plan = Plan::from_env(SUITE);
+    let (duration, rounds, thread_counts) = (plan.round_time(), plan.rounds(), plan.threads());
     type Make = fn() -> Box<dyn FnOnce(usize, Duration) -> Rates>;
     let peers: Vec<(&str, Make)> = vec![
         ("parklot RwLock, writer-preferring", || {
