@@ -1247,21 +1247,9 @@ mod heap_models {
         const GROWN_ZEROED: bool = true;
 
         fn grow(&self, pages: u32) -> Option<u32> {
-            let mut now = self.grown.load(Ordering::Relaxed);
-            loop {
-                if now + pages > PAGES {
-                    return None;
-                }
-                match self.grown.compare_exchange(
-                    now,
-                    now + pages,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => return Some(now * PAGE),
-                    Err(n) => now = n,
-                }
-            }
+            let grown = |now: u32| (now + pages <= PAGES).then_some(now + pages);
+            let now = self.grown.fetch_update(Ordering::Relaxed, Ordering::Relaxed, grown);
+            now.ok().map(|now| now * PAGE)
         }
 
         fn at(&self, offset: u32) -> *mut u8 {
