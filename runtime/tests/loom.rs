@@ -567,31 +567,44 @@ impl std::task::Wake for TaskFlag {
 #[test]
 fn task_waiter_is_woken_by_the_unlock_it_waits_for() {
     use parklot::parking_lot::TaskWaiter;
-    parklot::set_spin_limit(0);
-    model(|| {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
-        lock.lock();
-        let (l2, c2) = (lock.clone(), counter.clone());
-        let owner = thread::spawn(move || {
+    taken_from_the_holder(
+        |l| {
             let flag = TaskFlag::new();
             let waker = std::task::Waker::from(flag.clone());
             let cx = std::task::Context::from_waker(&waker);
             let w = TaskWaiter::new();
-            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) };
+            let mut held = unsafe { w.queue(|a| l.lock_async_begin(a)) };
             while !held {
                 if w.settled(&cx) {
-                    held = unsafe { w.queue(|a| l2.lock_async_resume(a)) };
+                    held = unsafe { w.queue(|a| l.lock_async_resume(a)) };
                 } else {
                     // Pending: only the promised wake moves us on.
                     flag.wait();
                 }
             }
+        },
+        Lock::unlock,
+    );
+}
+
+/// The main thread holds a Lock while another thread takes it with `take`
+/// (which returns holding it), bumps a counter and unlocks; the main thread
+/// bumps it too and lets go with `release`. Both bumps land, and the lock
+/// ends free with no parked bit.
+fn taken_from_the_holder(take: fn(&Lock), release: fn(&Lock)) {
+    parklot::set_spin_limit(0);
+    model(move || {
+        let lock = Arc::new(Lock::new());
+        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        lock.lock();
+        let (l2, c2) = (lock.clone(), counter.clone());
+        let owner = thread::spawn(move || {
+            take(&l2);
             c2.bump();
             l2.unlock();
         });
         counter.bump();
-        lock.unlock();
+        release(&lock);
         owner.join().unwrap();
         assert_eq!(counter.get(), 2);
         assert!(!lock.is_locked());
@@ -606,37 +619,25 @@ fn task_waiter_is_woken_by_the_unlock_it_waits_for() {
 #[test]
 fn task_waiter_cancel_against_a_fair_unlock() {
     use parklot::parking_lot::TaskWaiter;
-    parklot::set_spin_limit(0);
-    model(|| {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
-        lock.lock();
-        let (l2, c2) = (lock.clone(), counter.clone());
-        let owner = thread::spawn(move || {
+    taken_from_the_holder(
+        |l| {
             let flag = TaskFlag::new();
             let waker = std::task::Waker::from(flag);
             let cx = std::task::Context::from_waker(&waker);
             let w = TaskWaiter::new();
-            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) };
+            let mut held = unsafe { w.queue(|a| l.lock_async_begin(a)) };
             if !held {
-                held = unsafe { l2.lock_async_cancel(w.waiter()) };
+                held = unsafe { l.lock_async_cancel(w.waiter()) };
                 while !w.settled(&cx) {
                     thread::yield_now();
                 }
             }
             if !held {
-                l2.lock();
+                l.lock();
             }
-            c2.bump();
-            l2.unlock();
-        });
-        counter.bump();
-        lock.unlock_fair();
-        owner.join().unwrap();
-        assert_eq!(counter.get(), 2);
-        assert!(!lock.is_locked());
-        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
-    });
+        },
+        Lock::unlock_fair,
+    );
 }
 
 /// `cancel_range` against a notify on a waker-record wait: exactly one ends
@@ -944,12 +945,12 @@ mod semaphore {
         });
     }
 
-    /// Requests of different sizes: one thread wants 2, another 1; the main
-    /// thread releases 1 and then 2 permits. Everyone gets in.
-    #[test]
-    fn semaphore_requests_of_different_sizes_all_get_in() {
+    /// One thread wants 2 permits, then another wants 1; the main thread
+    /// releases 1 (fairly if `fair`) and then 2. Everyone gets in, and no bit
+    /// is left.
+    fn requests_of_different_sizes(fair: bool) {
         parklot::set_spin_limit(0);
-        model(|| {
+        model(move || {
             let sem = Arc::new(Semaphore::new(0));
             let hs: Vec<_> = [2u32, 1]
                 .into_iter()
@@ -961,7 +962,11 @@ mod semaphore {
                     })
                 })
                 .collect();
-            sem.release(1);
+            if fair {
+                sem.release_fair(1);
+            } else {
+                sem.release(1);
+            }
             sem.release(2);
             for h in hs {
                 h.join().unwrap();
@@ -971,34 +976,20 @@ mod semaphore {
         });
     }
 
-    /// The turn: one thread wants 2 permits, then another wants 1; the main
-    /// thread releases 1 fairly (the oldest waiter gets the turn, so the
-    /// permit is held back for it even if the 1 could use it), then 2. Every
-    /// interleaving ends with everyone in and no bit left: a turn is never
-    /// lost, given twice, or left owed.
+    /// Requests of different sizes: the main thread releases 1 and then 2
+    /// permits. Everyone gets in.
+    #[test]
+    fn semaphore_requests_of_different_sizes_all_get_in() {
+        requests_of_different_sizes(false);
+    }
+
+    /// The turn: the main thread releases 1 fairly (the oldest waiter, which
+    /// wants 2, gets the turn, so the permit is held back for it even if the
+    /// 1 could use it), then 2. Every interleaving ends with everyone in and
+    /// no bit left: a turn is never lost, given twice, or left owed.
     #[test]
     fn semaphore_turn_for_a_large_request() {
-        parklot::set_spin_limit(0);
-        model(|| {
-            let sem = Arc::new(Semaphore::new(0));
-            let hs: Vec<_> = [2u32, 1]
-                .into_iter()
-                .map(|n| {
-                    let sem = sem.clone();
-                    thread::spawn(move || {
-                        sem.acquire(n);
-                        sem.release(n);
-                    })
-                })
-                .collect();
-            sem.release_fair(1);
-            sem.release(2);
-            for h in hs {
-                h.join().unwrap();
-            }
-            assert_eq!(sem.available(), 3);
-            assert!(!sem.has_parked(), "{sem:?}");
-        });
+        requests_of_different_sizes(true);
     }
 }
 
