@@ -1239,7 +1239,9 @@ mod heap_models {
 
         fn grow(&self, pages: u32) -> Option<u32> {
             let grown = |now: u32| (now + pages <= PAGES).then_some(now + pages);
-            let now = self.grown.fetch_update(Ordering::Relaxed, Ordering::Relaxed, grown);
+            let now = self
+                .grown
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, grown);
             now.ok().map(|now| now * PAGE)
         }
 
