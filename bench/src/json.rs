@@ -24,13 +24,7 @@ pub fn document(run: &Run, summary: &Summary) -> Value {
         "suite": "native",
         "date": run.date,
         "quick": p.quick,
-        "machine": {
-            "cpu": run.machine.cpu,
-            "cores": run.machine.cores,
-            "os": run.machine.os,
-            "arch": run.machine.arch,
-            "rustc": run.machine.rustc,
-        },
+        "machine": run.machine.to_json(),
         "params": {
             "rounds": p.rounds,
             "round_ms": ms(p.round_time),

@@ -11,6 +11,7 @@
 //! - [`stats`] and [`summary`]: medians and ranges, the goals; [`report`]
 //!   and [`json`]: `native.md` and `native.json` (with chart specs);
 //!   [`machine`]: CPU, cores, compiler, date.
+//! - [`side`]: what the side suites (`async_locks`, `rwlock`) share.
 //!
 //! Run it with `cargo run --release -p parklot-bench --bin suite -- [--quick] [--out DIR]`.
 
@@ -21,6 +22,7 @@ pub mod locks;
 pub mod machine;
 pub mod report;
 pub mod runner;
+pub mod side;
 pub mod stats;
 pub mod suite;
 pub mod summary;

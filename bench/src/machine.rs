@@ -37,6 +37,17 @@ impl Machine {
                 .map(|v| v.trim().to_string()),
         }
     }
+
+    /// The `machine` object of a JSON document.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "cpu": self.cpu,
+            "cores": self.cores,
+            "os": self.os,
+            "arch": self.arch,
+            "rustc": self.rustc,
+        })
+    }
 }
 
 /// The first CPU model named in `/proc/cpuinfo`'s text ("model name" on

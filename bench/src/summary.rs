@@ -369,17 +369,26 @@ mod tests {
 
     #[test]
     fn si_suffixes() {
-        assert_eq!(si(48_123_456.0), "48.1M");
-        assert_eq!(si(912_300.0), "912k");
-        assert_eq!(si(1_234.0), "1.23k");
-        assert_eq!(si(37.2), "37");
-        assert_eq!(si(2.5e9), "2.50G");
+        let cases = [
+            (48_123_456.0, "48.1M"),
+            (912_300.0, "912k"),
+            (1_234.0, "1.23k"),
+            (37.2, "37"),
+            (2.5e9, "2.50G"),
+        ];
+        for (rate, text) in cases {
+            assert_eq!(si(rate), text);
+        }
     }
 
     #[test]
     fn short_names() {
-        assert_eq!(short("parklot::Lock"), "Lock");
-        assert_eq!(short("std::sync::Mutex"), "std");
-        assert_eq!(short("HandoffLock"), "HandoffLock");
+        for (name, short_name) in [
+            ("parklot::Lock", "Lock"),
+            ("std::sync::Mutex", "std"),
+            ("HandoffLock", "HandoffLock"),
+        ] {
+            assert_eq!(short(name), short_name);
+        }
     }
 }

@@ -1,7 +1,12 @@
 //! The two QuickJS shells run scripts: parklot's Atomics (waitAsync included)
 //! in the main context and in workers, and QuickJS's own as the baseline.
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// What a shell printed, stdout then stderr.
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
 
 fn run(shell: &str, script: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -12,16 +17,20 @@ fn run(shell: &str, script: &str) -> String {
         .current_dir(&dir)
         .output()
         .expect("run the shell");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = text(&out);
     assert!(out.status.success(), "{shell} {script} failed:\n{text}");
     text
 }
 
+/// Runs `script` (in tests/js) with parklot's shell: it prints `expected`.
+fn prints(script: &str, expected: &str) {
+    let out = run(env!("CARGO_BIN_EXE_parklot-qjs"), script);
+    assert_eq!(out.trim(), expected);
+}
+
 #[test]
 fn worker_wait_async_is_woken_by_another_threads_notify() {
-    let out = run(env!("CARGO_BIN_EXE_parklot-qjs"), "worker-wait-async.js");
-    assert_eq!(out.trim(), "ok");
+    prints("worker-wait-async.js", "ok");
 }
 
 #[test]
@@ -41,8 +50,7 @@ fn both_shells_serve_atomics_and_only_parklots_has_wait_async() {
 
 #[test]
 fn waiter_count_sees_async_waits_and_notify_settles_them() {
-    let out = run(env!("CARGO_BIN_EXE_parklot-qjs"), "waiter-count.js");
-    assert_eq!(out.trim(), "2:timed-out ok ok");
+    prints("waiter-count.js", "2:timed-out ok ok");
 }
 
 /// Regression: the per-thread cache of the last typed array was dropped with
@@ -86,9 +94,7 @@ fn one_thread_runs_many_runtimes_in_turn() {
         .output()
         .expect("run parklot-qjs-test262");
     std::fs::remove_dir_all(&dir).ok();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}:\n{text}", out.status);
+    assert!(out.status.success(), "{:?}:\n{}", out.status, text(&out));
 }
 
 /// A pending `waitAsync` on the shell's main thread leaves quickjs-libc's
@@ -96,6 +102,5 @@ fn one_thread_runs_many_runtimes_in_turn() {
 /// and the wait settles through the loop.
 #[test]
 fn the_event_loop_runs_while_a_wait_async_is_pending() {
-    let out = run(env!("CARGO_BIN_EXE_parklot-qjs"), "loop-while-waiting.js");
-    assert_eq!(out.trim(), "ok ticks messages waited");
+    prints("loop-while-waiting.js", "ok ticks messages waited");
 }

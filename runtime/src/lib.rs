@@ -69,6 +69,9 @@ mod semaphore;
 mod sync;
 mod sys;
 pub mod toy_locks;
+// Threads for the unit tests: spawning, contending, waiting awake.
+#[cfg(all(test, not(loom)))]
+mod test_threads;
 mod word_lock;
 
 #[cfg(all(test, not(loom)))]

@@ -5,14 +5,12 @@
 #![cfg(all(target_os = "linux", not(loom)))]
 
 use parklot::toy_locks::{CascadeLock, PauseSpinLock, RawLock, ThunderLock, YieldSpinLock};
-use parklot::{Instant, Lock};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use parklot::Lock;
 use std::thread;
 use std::time::Duration;
 
 mod common;
-use common::{never_preempt_on_wakeup, pin_to_one_cpu, NEGATIVE_ROUNDS, STARVED};
+use common::{Contested, NEGATIVE_ROUNDS, STARVED};
 
 /// Eventual fairness, checked so that a lock without it fails. Two threads
 /// share one CPU: one holds `L` almost all the time (a short critical
@@ -33,57 +31,36 @@ use common::{never_preempt_on_wakeup, pin_to_one_cpu, NEGATIVE_ROUNDS, STARVED};
 ///
 /// Returns the longest of `rounds` waits, or `Err` for the first that passed
 /// `limit`.
-fn starvation_check<L: RawLock + 'static>(
-    rounds: usize,
-    limit: Duration,
-) -> Result<Duration, String> {
-    let lock = Arc::new(L::new());
-    let mut longest = Duration::ZERO;
-    pin_to_one_cpu(); // this test's thread: the holder
-    for round in 0..rounds {
-        let asking = Arc::new(AtomicBool::new(false));
-        let got = Arc::new(AtomicBool::new(false));
-        lock.lock();
-        let (l2, a2, g2) = (lock.clone(), asking.clone(), got.clone());
-        let asker = thread::spawn(move || {
-            pin_to_one_cpu();
-            never_preempt_on_wakeup();
-            a2.store(true, Ordering::SeqCst);
-            l2.lock();
-            g2.store(true, Ordering::SeqCst);
-            // SAFETY (test): locked just above, on this thread.
-            unsafe { l2.unlock() };
-        });
-        while !asking.load(Ordering::SeqCst) {
-            thread::yield_now();
-        }
-        thread::sleep(Duration::from_millis(5)); // let it spin and park
-        let asked = Instant::now();
-        let mut x = 1.0f64;
-        let mut waited = Duration::ZERO;
-        while !got.load(Ordering::Relaxed) && waited <= limit {
-            for _ in 0..64 {
-                // SAFETY (test): this thread holds the lock.
-                unsafe { lock.unlock() };
-                lock.lock();
-                for _ in 0..100 {
-                    x = std::hint::black_box(x * 1.000001 + 0.5); // the critical section
-                }
-            }
-            waited = Instant::now().saturating_duration_since(asked);
-        }
-        // SAFETY (test): this thread holds the lock.
-        unsafe { lock.unlock() };
-        asker.join().unwrap();
-        if waited > limit {
-            return Err(format!(
-                "{}: round {round}: the asking thread waited over {limit:?} and never got the lock",
-                L::NAME
-            ));
-        }
-        longest = longest.max(waited);
+fn starvation_check<L: RawLock>(rounds: usize, limit: Duration) -> Result<Duration, String> {
+    common::starvation_check(&Exclusive(L::new()), rounds, limit).map_err(|round| {
+        format!(
+            "{}: round {round}: the asking thread waited over {limit:?} and never got the lock",
+            L::NAME
+        )
+    })
+}
+
+/// `L`, held and asked for alike.
+struct Exclusive<L>(L);
+
+impl<L: RawLock> Contested for Exclusive<L> {
+    fn hold(&self) {
+        self.0.lock();
     }
-    Ok(longest)
+    fn let_go(&self) {
+        // SAFETY (test): called only on the holder's thread, after `hold`.
+        unsafe { self.0.unlock() };
+    }
+    fn ask(&self) {
+        self.0.lock();
+    }
+    fn leave(&self) {
+        // SAFETY (test): called only on the asker's thread, after `ask`.
+        unsafe { self.0.unlock() };
+    }
+    fn settle(&self) {
+        thread::sleep(Duration::from_millis(5)); // let it spin and park
+    }
 }
 
 #[test]

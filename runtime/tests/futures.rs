@@ -192,32 +192,44 @@ fn a_dropped_pending_future_leaves_no_record_and_passes_a_hand_off_on() {
     );
 }
 
+/// Runs `awaiting` threads that each drive a `future()` to its end and
+/// `blocking` threads that each call `block()`, all at once, and joins them.
+fn awaiting_and_blocking<F: Future<Output = ()>>(
+    awaiting: usize,
+    blocking: usize,
+    future: impl Fn() -> F + Sync,
+    block: impl Fn() + Sync,
+) {
+    thread::scope(|s| {
+        for _ in 0..awaiting {
+            s.spawn(|| block_on(future()));
+        }
+        for _ in 0..blocking {
+            s.spawn(&block);
+        }
+    });
+}
+
 #[test]
 fn futures_and_threads_count_exactly_under_contention() {
     // 4 threads of futures (each future awaited in turn) and 2 blocking
     // threads increment one counter under one Mutex; more threads than cores.
     const ROUNDS: usize = 5_000;
-    let m = Arc::new(Mutex::new(0usize));
-    let mut threads = Vec::new();
-    for i in 0..6 {
-        let m = m.clone();
-        threads.push(thread::spawn(move || {
-            if i < 4 {
-                block_on(async {
-                    for _ in 0..ROUNDS {
-                        *m.lock_async().await += 1;
-                    }
-                })
-            } else {
-                for _ in 0..ROUNDS {
-                    *m.lock() += 1;
-                }
+    let m = Mutex::new(0usize);
+    awaiting_and_blocking(
+        4,
+        2,
+        || async {
+            for _ in 0..ROUNDS {
+                *m.lock_async().await += 1;
             }
-        }));
-    }
-    for t in threads {
-        t.join().unwrap();
-    }
+        },
+        || {
+            for _ in 0..ROUNDS {
+                *m.lock() += 1;
+            }
+        },
+    );
     assert_eq!(*m.lock(), 6 * ROUNDS);
     assert!(!unsafe { m.raw() }.has_parked());
 }
@@ -283,33 +295,27 @@ fn rwlock_reads_share_and_a_write_waits_for_them() {
 #[test]
 fn rwlock_async_writers_and_blocking_readers_stay_consistent() {
     const ROUNDS: usize = 2_000;
-    let l = Arc::new(RwLock::new((0usize, 0usize)));
-    let mut threads = Vec::new();
-    for i in 0..4 {
-        let l = l.clone();
-        threads.push(thread::spawn(move || {
-            if i < 2 {
-                block_on(async {
-                    for _ in 0..ROUNDS {
-                        let mut w = l.write_async().await;
-                        w.0 += 1;
-                        w.1 += 1;
-                    }
-                })
-            } else {
-                for _ in 0..ROUNDS {
-                    let r = block_on(l.read_async());
-                    assert_eq!(r.0, r.1, "a read saw half a write");
-                    drop(r);
-                    let r = l.read();
-                    assert_eq!(r.0, r.1);
-                }
+    let l = RwLock::new((0usize, 0usize));
+    awaiting_and_blocking(
+        2,
+        2,
+        || async {
+            for _ in 0..ROUNDS {
+                let mut w = l.write_async().await;
+                w.0 += 1;
+                w.1 += 1;
             }
-        }));
-    }
-    for t in threads {
-        t.join().unwrap();
-    }
+        },
+        || {
+            for _ in 0..ROUNDS {
+                let r = block_on(l.read_async());
+                assert_eq!(r.0, r.1, "a read saw half a write");
+                drop(r);
+                let r = l.read();
+                assert_eq!(r.0, r.1);
+            }
+        },
+    );
     assert_eq!(*l.read(), (2 * ROUNDS, 2 * ROUNDS));
 }
 

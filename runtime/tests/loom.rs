@@ -38,12 +38,57 @@ struct Counter(UnsafeCell<u32>);
 // SAFETY (test): loom checks every access for races.
 unsafe impl Sync for Counter {}
 impl Counter {
+    fn new() -> Counter {
+        Counter(UnsafeCell::new(0))
+    }
     fn bump(&self) {
         self.0.with_mut(|p| unsafe { *p += 1 });
     }
     fn get(&self) -> u32 {
         self.0.with(|p| unsafe { *p })
     }
+}
+
+/// A model's lock and the counter it guards, shared by its threads.
+fn guarded<L>(lock: L) -> (Arc<L>, Arc<Counter>) {
+    (Arc::new(lock), Arc::new(Counter::new()))
+}
+
+/// Runs `body` on a thread of its own, with its own handles to a model's
+/// lock and counter.
+fn spawn_with<L, R>(
+    lock: &Arc<L>,
+    data: &Arc<Counter>,
+    body: impl FnOnce(&L, &Counter) -> R + Send + 'static,
+) -> thread::JoinHandle<R>
+where
+    L: Send + Sync + 'static,
+    R: Send + 'static,
+{
+    let (lock, data) = (lock.clone(), data.clone());
+    thread::spawn(move || body(&lock, &data))
+}
+
+/// A thread's whole part: takes the lock, bumps the counter, lets go.
+fn lock_bump(lock: &Lock, data: &Counter) {
+    lock.lock();
+    data.bump();
+    lock.unlock();
+}
+
+/// [`lock_bump`] with a reader-writer lock's write lock.
+fn write_bump(lock: &parklot::RawRwLock, data: &Counter) {
+    lock.lock_exclusive();
+    data.bump();
+    // SAFETY: locked just above.
+    unsafe { lock.unlock_exclusive() };
+}
+
+/// A thread that reaps `gone` (a dead owner's async record).
+fn reaper(gone: &Arc<parklot::parking_lot::AsyncWaiter>) -> thread::JoinHandle<()> {
+    let gone = gone.clone();
+    // SAFETY (test): the record's owner is gone; nobody uses it after this.
+    thread::spawn(move || unsafe { parklot::parking_lot::abandon_async(&gone) })
 }
 
 #[test]
@@ -71,8 +116,7 @@ fn park_against_unpark_never_loses_the_wakeup() {
 #[test]
 fn word_lock_excludes_and_wakes() {
     model(|| {
-        let lock = Arc::new(WordLock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        let (lock, counter) = guarded(WordLock::new());
         let hs: Vec<_> = (0..2)
             .map(|_| {
                 let (lock, counter) = (lock.clone(), counter.clone());
@@ -118,8 +162,7 @@ fn lock_threads_with(threads: usize, unlock: Unlock, carry: bool) {
     parklot::set_spin_limit(0); // park at once: spinning only multiplies interleavings
     parklot::set_carry_parked(carry);
     model(move || {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        let (lock, counter) = guarded(Lock::new());
         let hs: Vec<_> = (0..threads)
             .map(|_| {
                 let (lock, counter) = (lock.clone(), counter.clone());
@@ -231,7 +274,7 @@ fn lock_with_three_threads_carrying_the_parked_bit_and_fair_handoff() {
 fn condition_wait_notify_has_no_lost_or_spurious_wakeups() {
     parklot::set_spin_limit(0);
     model(|| {
-        let shared = Arc::new((Lock::new(), Condition::new(), Counter(UnsafeCell::new(0))));
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
         let s2 = shared.clone();
         let notifier = thread::spawn(move || {
             s2.0.lock();
@@ -270,7 +313,7 @@ fn notify_all_requeue_against_a_timeout_and_an_unlock(hold: bool) {
     use parklot::parking_lot::AsyncWaiter;
     parklot::set_spin_limit(0);
     model(move || {
-        let shared = Arc::new((Lock::new(), Condition::new(), Counter(UnsafeCell::new(0))));
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
         let record = AsyncWaiter::new();
         shared.0.lock();
         unsafe { shared.1.wait_async_begin(&shared.0, &record) }.unwrap();
@@ -323,7 +366,7 @@ fn notify_all_after_the_unlock_against_a_timeout() {
 fn notify_all_on_a_free_lock_wakes_one_and_the_moved_one_follows() {
     parklot::set_spin_limit(0);
     model_bounded(1, || {
-        let shared = Arc::new((Lock::new(), Condition::new(), Counter(UnsafeCell::new(0))));
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
         let waiters: Vec<_> = (0..2)
             .map(|_| {
                 let s = shared.clone();
@@ -371,16 +414,9 @@ fn async_lock_against_unlock_and_cancel() {
     use parklot::parking_lot::AsyncWaiter;
     parklot::set_spin_limit(0);
     model(|| {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
-        let (l2, c2) = (lock.clone(), counter.clone());
-        let blocking = thread::spawn(move || {
-            l2.lock();
-            c2.bump();
-            l2.unlock();
-        });
-        let (l3, c3) = (lock.clone(), counter.clone());
-        let asynchronous = thread::spawn(move || {
+        let (lock, counter) = guarded(Lock::new());
+        let blocking = spawn_with(&lock, &counter, lock_bump);
+        let asynchronous = spawn_with(&lock, &counter, move |l3, c3| {
             let waiter = AsyncWaiter::new();
             // Begin; if queued, give up at once (the racing timeout case),
             // then acquire for real with the blocking path.
@@ -466,22 +502,15 @@ fn async_cancel_against_notify_agree_on_who_won() {
 /// ends free with no PARKED bit.
 #[test]
 fn reaping_a_lock_waiter_against_a_fair_unlock() {
-    use parklot::parking_lot::{abandon_async, AsyncWaiter};
+    use parklot::parking_lot::AsyncWaiter;
     parklot::set_spin_limit(0);
     model(|| {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
+        let (lock, counter) = guarded(Lock::new());
         let gone = Arc::new(AsyncWaiter::new());
         lock.lock();
         assert!(!unsafe { lock.lock_async_begin(&gone) });
-        let (l2, c2) = (lock.clone(), counter.clone());
-        let live = thread::spawn(move || {
-            l2.lock();
-            c2.bump();
-            l2.unlock();
-        });
-        let g2 = gone.clone();
-        let reaper = thread::spawn(move || unsafe { abandon_async(&g2) });
+        let live = spawn_with(&lock, &counter, lock_bump);
+        let reaper = reaper(&gone);
         lock.unlock_fair();
         reaper.join().unwrap();
         live.join().unwrap();
@@ -567,31 +596,42 @@ impl std::task::Wake for TaskFlag {
 #[test]
 fn task_waiter_is_woken_by_the_unlock_it_waits_for() {
     use parklot::parking_lot::TaskWaiter;
-    parklot::set_spin_limit(0);
-    model(|| {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
-        lock.lock();
-        let (l2, c2) = (lock.clone(), counter.clone());
-        let owner = thread::spawn(move || {
+    taken_from_the_holder(
+        |l| {
             let flag = TaskFlag::new();
             let waker = std::task::Waker::from(flag.clone());
             let cx = std::task::Context::from_waker(&waker);
             let w = TaskWaiter::new();
-            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) }.unwrap();
+            let mut held = unsafe { w.queue(|a| l.lock_async_begin(a)) }.unwrap();
             while !held {
                 if w.settled(&cx) {
-                    held = unsafe { w.queue(|a| l2.lock_async_resume(a)) }.unwrap();
+                    held = unsafe { w.queue(|a| l.lock_async_resume(a)) }.unwrap();
                 } else {
                     // Pending: only the promised wake moves us on.
                     flag.wait();
                 }
             }
+        },
+        Lock::unlock,
+    );
+}
+
+/// The main thread holds a Lock while another thread takes it with `take`
+/// (which returns holding it), bumps a counter and unlocks; the main thread
+/// bumps it too and lets go with `release`. Both bumps land, and the lock
+/// ends free with no parked bit.
+fn taken_from_the_holder(take: fn(&Lock), release: fn(&Lock)) {
+    parklot::set_spin_limit(0);
+    model(move || {
+        let (lock, counter) = guarded(Lock::new());
+        lock.lock();
+        let owner = spawn_with(&lock, &counter, move |l2, c2| {
+            take(l2);
             c2.bump();
             l2.unlock();
         });
         counter.bump();
-        lock.unlock();
+        release(&lock);
         owner.join().unwrap();
         assert_eq!(counter.get(), 2);
         assert!(!lock.is_locked());
@@ -606,37 +646,25 @@ fn task_waiter_is_woken_by_the_unlock_it_waits_for() {
 #[test]
 fn task_waiter_cancel_against_a_fair_unlock() {
     use parklot::parking_lot::TaskWaiter;
-    parklot::set_spin_limit(0);
-    model(|| {
-        let lock = Arc::new(Lock::new());
-        let counter = Arc::new(Counter(UnsafeCell::new(0)));
-        lock.lock();
-        let (l2, c2) = (lock.clone(), counter.clone());
-        let owner = thread::spawn(move || {
+    taken_from_the_holder(
+        |l| {
             let flag = TaskFlag::new();
             let waker = std::task::Waker::from(flag);
             let cx = std::task::Context::from_waker(&waker);
             let w = TaskWaiter::new();
-            let mut held = unsafe { w.queue(|a| l2.lock_async_begin(a)) }.unwrap();
+            let mut held = unsafe { w.queue(|a| l.lock_async_begin(a)) }.unwrap();
             if !held {
-                held = unsafe { l2.lock_async_cancel(w.waiter()) };
+                held = unsafe { l.lock_async_cancel(w.waiter()) };
                 while !w.settled(&cx) {
                     thread::yield_now();
                 }
             }
             if !held {
-                l2.lock();
+                l.lock();
             }
-            c2.bump();
-            l2.unlock();
-        });
-        counter.bump();
-        lock.unlock_fair();
-        owner.join().unwrap();
-        assert_eq!(counter.get(), 2);
-        assert!(!lock.is_locked());
-        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
-    });
+        },
+        Lock::unlock_fair,
+    );
 }
 
 /// `cancel_range` against a notify on a waker-record wait: exactly one ends
@@ -691,8 +719,7 @@ fn cancel_range_against_a_parking_thread() {
 // ----- RwLock and the rest of the toolkit -----
 
 mod rwlock {
-    use super::{model, Counter};
-    use loom::cell::UnsafeCell;
+    use super::{guarded, model, reaper, spawn_with, write_bump, Counter};
     use loom::sync::Arc;
     use loom::thread;
     use parklot::{RawRwLock, RwLockPolicy};
@@ -714,8 +741,7 @@ mod rwlock {
         data: &Arc<Counter>,
         recursive: bool,
     ) -> (thread::JoinHandle<u32>, thread::JoinHandle<()>) {
-        let (l2, d2) = (l.clone(), data.clone());
-        let reader = thread::spawn(move || {
+        let reader = spawn_with(l, data, move |l2, d2| {
             if recursive {
                 l2.lock_shared_recursive();
             } else {
@@ -725,12 +751,7 @@ mod rwlock {
             unsafe { l2.unlock_shared() };
             seen
         });
-        let (l3, d3) = (l.clone(), data.clone());
-        let writer = thread::spawn(move || {
-            l3.lock_exclusive();
-            d3.bump();
-            unsafe { l3.unlock_exclusive() };
-        });
+        let writer = spawn_with(l, data, write_bump);
         (reader, writer)
     }
 
@@ -740,8 +761,7 @@ mod rwlock {
     fn reader_and_writer_against_a_handoff(policy: RwLockPolicy, fair: bool) {
         parklot::set_spin_limit(0);
         model(move || {
-            let l = Arc::new(RawRwLock::with_policy(policy));
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let (l, data) = guarded(RawRwLock::with_policy(policy));
             l.lock_exclusive();
             let (reader, writer) = spawn_reader_and_writer(&l, &data, false);
             data.bump();
@@ -790,16 +810,9 @@ mod rwlock {
         parklot::set_spin_limit(0);
         for policy in BOTH {
             model(move || {
-                let l = Arc::new(RawRwLock::with_policy(policy));
-                let data = Arc::new(Counter(UnsafeCell::new(0)));
-                let (l2, d2) = (l.clone(), data.clone());
-                let writer = thread::spawn(move || {
-                    l2.lock_exclusive();
-                    d2.bump();
-                    unsafe { l2.unlock_exclusive() };
-                });
-                let (l3, d3) = (l.clone(), data.clone());
-                let reader = thread::spawn(move || {
+                let (l, data) = guarded(RawRwLock::with_policy(policy));
+                let writer = spawn_with(&l, &data, write_bump);
+                let reader = spawn_with(&l, &data, move |l3, d3| {
                     let waiter = AsyncWaiter::new();
                     let mut held = unsafe { l3.lock_shared_async_begin(&waiter) };
                     if !held {
@@ -824,22 +837,19 @@ mod rwlock {
     /// lock goes to, the reader gets in and the lock ends free.
     #[test]
     fn rwlock_reaping_a_waiter_against_a_fair_unlock() {
-        use parklot::parking_lot::{abandon_async, AsyncWaiter};
+        use parklot::parking_lot::AsyncWaiter;
         parklot::set_spin_limit(0);
         model(|| {
-            let l = Arc::new(RawRwLock::new());
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let (l, data) = guarded(RawRwLock::new());
             let gone = Arc::new(AsyncWaiter::new());
             l.lock_exclusive();
             assert!(!unsafe { l.lock_exclusive_async_begin(&gone) });
-            let (l2, d2) = (l.clone(), data.clone());
-            let live = thread::spawn(move || {
+            let live = spawn_with(&l, &data, move |l2, d2| {
                 l2.lock_shared();
                 let _ = d2.get();
                 unsafe { l2.unlock_shared() };
             });
-            let g2 = gone.clone();
-            let reaper = thread::spawn(move || unsafe { abandon_async(&g2) });
+            let reaper = reaper(&gone);
             data.bump();
             unsafe { l.unlock_exclusive_fair() };
             reaper.join().unwrap();
@@ -856,11 +866,9 @@ mod rwlock {
         parklot::set_spin_limit(0);
         for policy in BOTH {
             model(move || {
-                let l = Arc::new(RawRwLock::with_policy(policy));
-                let data = Arc::new(Counter(UnsafeCell::new(0)));
+                let (l, data) = guarded(RawRwLock::with_policy(policy));
                 l.lock_shared();
-                let (l2, d2) = (l.clone(), data.clone());
-                let upgrader = thread::spawn(move || {
+                let upgrader = spawn_with(&l, &data, move |l2, d2| {
                     l2.lock_upgradable();
                     let before = d2.get();
                     unsafe { l2.upgrade() };
@@ -869,12 +877,7 @@ mod rwlock {
                     d2.bump();
                     unsafe { l2.unlock_exclusive() };
                 });
-                let (l3, d3) = (l.clone(), data.clone());
-                let writer = thread::spawn(move || {
-                    l3.lock_exclusive();
-                    d3.bump();
-                    unsafe { l3.unlock_exclusive() };
-                });
+                let writer = spawn_with(&l, &data, write_bump);
                 let _ = data.get();
                 unsafe { l.unlock_shared() };
                 upgrader.join().unwrap();
@@ -893,8 +896,7 @@ mod rwlock {
     fn rwlock_recursive_read_racing_the_last_release_and_a_writer() {
         parklot::set_spin_limit(0);
         model(|| {
-            let l = Arc::new(RawRwLock::new());
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let (l, data) = guarded(RawRwLock::new());
             l.lock_shared();
             let (reader, writer) = spawn_reader_and_writer(&l, &data, true);
             unsafe { l.unlock_shared_fair() };
@@ -908,8 +910,7 @@ mod rwlock {
 }
 
 mod semaphore {
-    use super::{model, Counter};
-    use loom::cell::UnsafeCell;
+    use super::{guarded, model};
     use loom::sync::Arc;
     use loom::thread;
     use parklot::Semaphore;
@@ -921,8 +922,7 @@ mod semaphore {
     fn semaphore_as_a_lock_never_loses_a_wakeup() {
         parklot::set_spin_limit(0);
         model(|| {
-            let sem = Arc::new(Semaphore::new(1));
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let (sem, data) = guarded(Semaphore::new(1));
             assert!(sem.try_acquire(1));
             let hs: Vec<_> = (0..2)
                 .map(|_| {
@@ -944,12 +944,12 @@ mod semaphore {
         });
     }
 
-    /// Requests of different sizes: one thread wants 2, another 1; the main
-    /// thread releases 1 and then 2 permits. Everyone gets in.
-    #[test]
-    fn semaphore_requests_of_different_sizes_all_get_in() {
+    /// One thread wants 2 permits, then another wants 1; the main thread
+    /// releases 1 (fairly if `fair`) and then 2. Everyone gets in, and no bit
+    /// is left.
+    fn requests_of_different_sizes(fair: bool) {
         parklot::set_spin_limit(0);
-        model(|| {
+        model(move || {
             let sem = Arc::new(Semaphore::new(0));
             let hs: Vec<_> = [2u32, 1]
                 .into_iter()
@@ -961,7 +961,11 @@ mod semaphore {
                     })
                 })
                 .collect();
-            sem.release(1);
+            if fair {
+                sem.release_fair(1);
+            } else {
+                sem.release(1);
+            }
             sem.release(2);
             for h in hs {
                 h.join().unwrap();
@@ -971,40 +975,25 @@ mod semaphore {
         });
     }
 
-    /// The turn: one thread wants 2 permits, then another wants 1; the main
-    /// thread releases 1 fairly (the oldest waiter gets the turn, so the
-    /// permit is held back for it even if the 1 could use it), then 2. Every
-    /// interleaving ends with everyone in and no bit left: a turn is never
-    /// lost, given twice, or left owed.
+    /// Requests of different sizes: the main thread releases 1 and then 2
+    /// permits. Everyone gets in.
+    #[test]
+    fn semaphore_requests_of_different_sizes_all_get_in() {
+        requests_of_different_sizes(false);
+    }
+
+    /// The turn: the main thread releases 1 fairly (the oldest waiter, which
+    /// wants 2, gets the turn, so the permit is held back for it even if the
+    /// 1 could use it), then 2. Every interleaving ends with everyone in and
+    /// no bit left: a turn is never lost, given twice, or left owed.
     #[test]
     fn semaphore_turn_for_a_large_request() {
-        parklot::set_spin_limit(0);
-        model(|| {
-            let sem = Arc::new(Semaphore::new(0));
-            let hs: Vec<_> = [2u32, 1]
-                .into_iter()
-                .map(|n| {
-                    let sem = sem.clone();
-                    thread::spawn(move || {
-                        sem.acquire(n);
-                        sem.release(n);
-                    })
-                })
-                .collect();
-            sem.release_fair(1);
-            sem.release(2);
-            for h in hs {
-                h.join().unwrap();
-            }
-            assert_eq!(sem.available(), 3);
-            assert!(!sem.has_parked(), "{sem:?}");
-        });
+        requests_of_different_sizes(true);
     }
 }
 
 mod barrier_and_once {
-    use super::{model, Counter};
-    use loom::cell::UnsafeCell;
+    use super::{guarded, model, Counter};
     use loom::sync::atomic::{AtomicUsize, Ordering};
     use loom::sync::Arc;
     use loom::thread;
@@ -1018,7 +1007,7 @@ mod barrier_and_once {
         model(|| {
             let b = Arc::new(Barrier::new(2));
             let leaders = Arc::new(AtomicUsize::new(0));
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let data = Arc::new(Counter::new());
             let hs: Vec<_> = (0..2)
                 .map(|i| {
                     let (b, leaders, data) = (b.clone(), leaders.clone(), data.clone());
@@ -1048,8 +1037,7 @@ mod barrier_and_once {
     fn once_runs_once_and_the_other_sees_it() {
         parklot::set_spin_limit(0);
         model(|| {
-            let once = Arc::new(Once::new());
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let (once, data) = guarded(Once::new());
             let hs: Vec<_> = (0..2)
                 .map(|_| {
                     let (once, data) = (once.clone(), data.clone());
@@ -1067,10 +1055,7 @@ mod barrier_and_once {
 }
 
 mod rwlock_upgradable_async {
-    use super::{model, Counter};
-    use loom::cell::UnsafeCell;
-    use loom::sync::Arc;
-    use loom::thread;
+    use super::{guarded, model, spawn_with};
     use parklot::parking_lot::AsyncWaiter;
     use parklot::RawRwLock;
 
@@ -1082,11 +1067,9 @@ mod rwlock_upgradable_async {
     fn async_upgrade_against_the_last_reader_and_a_cancel() {
         parklot::set_spin_limit(0);
         model(|| {
-            let l = Arc::new(RawRwLock::new());
-            let data = Arc::new(Counter(UnsafeCell::new(0)));
+            let (l, data) = guarded(RawRwLock::new());
             l.lock_shared();
-            let (l2, d2) = (l.clone(), data.clone());
-            let upgrader = thread::spawn(move || {
+            let upgrader = spawn_with(&l, &data, move |l2, d2| {
                 l2.lock_upgradable();
                 let waiter = AsyncWaiter::new();
                 // SAFETY: we hold the upgradable read; `waiter` outlives the attempt.
@@ -1247,21 +1230,11 @@ mod heap_models {
         const GROWN_ZEROED: bool = true;
 
         fn grow(&self, pages: u32) -> Option<u32> {
-            let mut now = self.grown.load(Ordering::Relaxed);
-            loop {
-                if now + pages > PAGES {
-                    return None;
-                }
-                match self.grown.compare_exchange(
-                    now,
-                    now + pages,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => return Some(now * PAGE),
-                    Err(n) => now = n,
-                }
-            }
+            let grown = |now: u32| (now + pages <= PAGES).then_some(now + pages);
+            let now = self
+                .grown
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, grown);
+            now.ok().map(|now| now * PAGE)
         }
 
         fn at(&self, offset: u32) -> *mut u8 {

@@ -8,7 +8,9 @@
 //! `src/recursive_rwlock.rs`. parking_lot is Copyright 2016 Amanieu d'Antras,
 //! under the MIT or Apache-2.0 license, as parklot is. Changes: parklot's
 //! names (`has_parked`, the [`ReadRecursive`] trait), no `rand` (a xorshift
-//! instead), and waiting for a writer to park instead of sleeping.
+//! instead), waiting for a writer to park instead of sleeping, and the
+//! repeated bodies written once (the no-poison, writer-and-children and
+//! try-in-each-mode tests share helpers; the threads are scoped).
 
 use parklot::{
     ReadRecursive, RwLock, RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard,
@@ -20,12 +22,16 @@ use std::thread;
 #[derive(Eq, PartialEq, Debug)]
 struct NonCopy(i32);
 
-/// Waits until a thread is parked on `lock` (a writer, in these tests).
-fn wait_parked<T>(lock: &RwLock<T>) {
+/// A thread that waits for the write lock (and lets go at once), returned
+/// once it is parked.
+fn parked_writer<T: Send + Sync + 'static>(lock: &Arc<RwLock<T>>) -> thread::JoinHandle<()> {
+    let lock2 = Arc::clone(lock);
+    let writer = thread::spawn(move || drop(lock2.write()));
     // SAFETY: only a snapshot of the raw lock's word is read.
     while !unsafe { lock.raw() }.has_parked() {
         thread::yield_now();
     }
+    writer
 }
 
 #[test]
@@ -68,146 +74,108 @@ fn frob() {
     }
 }
 
-#[test]
-fn test_rw_arc_no_poison_wr() {
-    let arc = Arc::new(RwLock::new(1));
-    let arc2 = arc.clone();
-    let _: Result<(), _> = thread::spawn(move || {
-        let _lock = arc2.write();
-        panic!();
-    })
-    .join();
-    let lock = arc.read();
-    assert_eq!(*lock, 1);
+/// parking_lot's no-poison tests: a thread panics while `hold` holds the
+/// lock; `then` takes it again, and finds the value unharmed.
+fn no_poison(hold: fn(&RwLock<i32>), then: fn(&RwLock<i32>) -> i32) {
+    let lock = RwLock::new(1);
+    let _: Result<(), _> = thread::scope(|s| s.spawn(|| hold(&lock)).join());
+    assert_eq!(then(&lock), 1);
 }
 
-#[test]
-fn test_rw_arc_no_poison_ww() {
-    let arc = Arc::new(RwLock::new(1));
-    let arc2 = arc.clone();
-    let _: Result<(), _> = thread::spawn(move || {
-        let _lock = arc2.write();
-        panic!();
-    })
-    .join();
-    let lock = arc.write();
-    assert_eq!(*lock, 1);
+fn panic_writing(lock: &RwLock<i32>) {
+    let _lock = lock.write();
+    panic!();
 }
 
-#[test]
-fn test_rw_arc_no_poison_rr() {
-    let arc = Arc::new(RwLock::new(1));
-    let arc2 = arc.clone();
-    let _: Result<(), _> = thread::spawn(move || {
-        let _lock = arc2.read();
-        panic!();
-    })
-    .join();
-    let lock = arc.read();
-    assert_eq!(*lock, 1);
+fn panic_reading(lock: &RwLock<i32>) {
+    let _lock = lock.read();
+    panic!();
 }
 
-#[test]
-fn test_rw_arc_no_poison_rw() {
-    let arc = Arc::new(RwLock::new(1));
-    let arc2 = arc.clone();
-    let _: Result<(), _> = thread::spawn(move || {
-        let _lock = arc2.read();
-        panic!()
-    })
-    .join();
-    let lock = arc.write();
-    assert_eq!(*lock, 1);
+/// The four no-poison tests: `name: hold, then` each.
+macro_rules! no_poison_tests {
+    ($($name:ident: $hold:ident, $then:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                no_poison($hold, $then);
+            }
+        )*
+    };
+}
+
+no_poison_tests! {
+    test_rw_arc_no_poison_wr: panic_writing, |l| *l.read();
+    test_rw_arc_no_poison_ww: panic_writing, |l| *l.write();
+    test_rw_arc_no_poison_rr: panic_reading, |l| *l.read();
+    test_rw_arc_no_poison_rw: panic_reading, |l| *l.write();
+}
+
+/// Sets `value` to -1, yields, then to its old value plus one: a thread that
+/// looks in between sees -1.
+fn bump(value: &mut isize) {
+    let tmp = *value;
+    *value = -1;
+    thread::yield_now();
+    *value = tmp + 1;
+}
+
+/// A thread of [`writer_and_children`].
+type Child = fn(&RwLock<isize>);
+
+/// An upgradable reader that tries to catch the writer in the act and also
+/// tries to touch the value.
+fn upgrader(lock: &RwLock<isize>) {
+    let lock = lock.upgradable_read();
+    let tmp = *lock;
+    assert!(tmp >= 0);
+    thread::yield_now();
+    let mut lock = RwLockUpgradableReadGuard::upgrade(lock);
+    assert_eq!(tmp, *lock);
+    bump(&mut lock);
+}
+
+/// A reader that tries to catch the writers in the act.
+fn reader(lock: &RwLock<isize>) {
+    let lock = lock.read();
+    assert!(*lock >= 0);
+}
+
+/// A writer bumps the value 10 times, taking the lock for each bump or
+/// (`holds`) once for all, while each of `children` runs on a thread of its
+/// own. Returns the value at the end.
+fn writer_and_children(holds: bool, children: &[Child]) -> isize {
+    let lock = RwLock::new(0);
+    thread::scope(|s| {
+        let writer = s.spawn(|| {
+            if holds {
+                let mut lock = lock.write();
+                (0..10).for_each(|_| bump(&mut lock));
+            } else {
+                (0..10).for_each(|_| bump(&mut lock.write()));
+            }
+        });
+        let children: Vec<_> = children.iter().map(|c| s.spawn(|| c(&lock))).collect();
+        // Wait for children to pass their asserts
+        for r in children {
+            assert!(r.join().is_ok());
+        }
+        // Wait for writer to finish
+        writer.join().unwrap();
+    });
+    let value = *lock.read();
+    value
 }
 
 #[test]
 fn test_ruw_arc() {
-    let arc = Arc::new(RwLock::new(0));
-    let arc2 = arc.clone();
-
-    let writer = thread::spawn(move || {
-        for _ in 0..10 {
-            let mut lock = arc2.write();
-            let tmp = *lock;
-            *lock = -1;
-            thread::yield_now();
-            *lock = tmp + 1;
-        }
-    });
-
-    let mut children = Vec::new();
-
-    // Upgradable readers try to catch the writer in the act and also
-    // try to touch the value
-    for _ in 0..5 {
-        let arc3 = arc.clone();
-        children.push(thread::spawn(move || {
-            let lock = arc3.upgradable_read();
-            let tmp = *lock;
-            assert!(tmp >= 0);
-            thread::yield_now();
-            let mut lock = RwLockUpgradableReadGuard::upgrade(lock);
-            assert_eq!(tmp, *lock);
-            *lock = -1;
-            thread::yield_now();
-            *lock = tmp + 1;
-        }));
-    }
-
-    // Readers try to catch the writers in the act
-    for _ in 0..5 {
-        let arc4 = arc.clone();
-        children.push(thread::spawn(move || {
-            let lock = arc4.read();
-            assert!(*lock >= 0);
-        }));
-    }
-
-    // Wait for children to pass their asserts
-    for r in children {
-        assert!(r.join().is_ok());
-    }
-
-    // Wait for writer to finish
-    writer.join().unwrap();
-    let lock = arc.read();
-    assert_eq!(*lock, 15);
+    let children = [[upgrader as Child; 5], [reader as Child; 5]].concat();
+    assert_eq!(writer_and_children(false, &children), 15);
 }
 
 #[test]
 fn test_rw_arc() {
-    let arc = Arc::new(RwLock::new(0));
-    let arc2 = arc.clone();
-
-    let writer = thread::spawn(move || {
-        let mut lock = arc2.write();
-        for _ in 0..10 {
-            let tmp = *lock;
-            *lock = -1;
-            thread::yield_now();
-            *lock = tmp + 1;
-        }
-    });
-
-    // Readers try to catch the writer in the act
-    let mut children = Vec::new();
-    for _ in 0..5 {
-        let arc3 = arc.clone();
-        children.push(thread::spawn(move || {
-            let lock = arc3.read();
-            assert!(*lock >= 0);
-        }));
-    }
-
-    // Wait for children to pass their asserts
-    for r in children {
-        assert!(r.join().is_ok());
-    }
-
-    // Wait for writer to finish
-    writer.join().unwrap();
-    let lock = arc.read();
-    assert_eq!(*lock, 10);
+    assert_eq!(writer_and_children(true, &[reader as Child; 5]), 10);
 }
 
 #[test]
@@ -248,10 +216,7 @@ fn test_rwlock_unsized() {
 fn test_read_with_waiting_writer() {
     let lock = Arc::new(RwLock::new(()));
     let reader = lock.read();
-
-    let lock2 = Arc::clone(&lock);
-    let writer = thread::spawn(move || drop(lock2.write()));
-    wait_parked(&lock);
+    let writer = parked_writer(&lock);
 
     // A waiting writer blocks new readers even though no writer holds the lock.
     assert!(lock.try_read().is_none());
@@ -260,124 +225,80 @@ fn test_read_with_waiting_writer() {
     writer.join().unwrap();
 }
 
+/// How a test holds the lock.
+#[derive(Clone, Copy, PartialEq)]
+enum Held {
+    Read,
+    Upgradable,
+    Write,
+}
+
+/// Holds `lock` in each of `modes` in turn and runs `check` meanwhile, with
+/// the guard's name (`read_guard`, `upgrade_guard`, `write_guard`). Each
+/// tuple takes the guard first and drops it after `check`.
+fn while_held(lock: &RwLock<isize>, modes: &[Held], check: impl Fn(Held, &str)) {
+    for &mode in modes {
+        match mode {
+            Held::Read => drop((lock.read(), check(mode, "read_guard"))),
+            Held::Upgradable => drop((lock.upgradable_read(), check(mode, "upgrade_guard"))),
+            Held::Write => drop((lock.write(), check(mode, "write_guard"))),
+        }
+    }
+}
+
+const EVERY_MODE: [Held; 3] = [Held::Read, Held::Upgradable, Held::Write];
+
+/// "succeed" or "fail", as the messages of parking_lot's try tests say.
+fn outcome(succeeds: bool) -> &'static str {
+    if succeeds {
+        "succeed"
+    } else {
+        "fail"
+    }
+}
+
 #[test]
 fn test_rwlock_try_read() {
     let lock = RwLock::new(0isize);
-    {
-        let read_guard = lock.read();
-
+    while_held(&lock, &EVERY_MODE, |mode, guard| {
         let read_result = lock.try_read();
-        assert!(
+        let succeeds = mode != Held::Write;
+        assert_eq!(
             read_result.is_some(),
-            "try_read should succeed while read_guard is in scope"
+            succeeds,
+            "try_read should {} while {guard} is in scope",
+            outcome(succeeds)
         );
-
-        drop(read_guard);
-    }
-    {
-        let upgrade_guard = lock.upgradable_read();
-
-        let read_result = lock.try_read();
-        assert!(
-            read_result.is_some(),
-            "try_read should succeed while upgrade_guard is in scope"
-        );
-
-        drop(upgrade_guard);
-    }
-    {
-        let write_guard = lock.write();
-
-        let read_result = lock.try_read();
-        assert!(
-            read_result.is_none(),
-            "try_read should fail while write_guard is in scope"
-        );
-
-        drop(write_guard);
-    }
+    });
 }
 
 #[test]
 fn test_rwlock_try_write() {
     let lock = RwLock::new(0isize);
-    {
-        let read_guard = lock.read();
-
+    while_held(&lock, &EVERY_MODE, |mode, guard| {
         let write_result = lock.try_write();
         assert!(
             write_result.is_none(),
-            "try_write should fail while read_guard is in scope"
+            "try_write should fail while {guard} is in scope"
         );
         assert!(lock.is_locked());
-        assert!(!lock.is_locked_exclusive());
-
-        drop(read_guard);
-    }
-    {
-        let upgrade_guard = lock.upgradable_read();
-
-        let write_result = lock.try_write();
-        assert!(
-            write_result.is_none(),
-            "try_write should fail while upgrade_guard is in scope"
-        );
-        assert!(lock.is_locked());
-        assert!(!lock.is_locked_exclusive());
-
-        drop(upgrade_guard);
-    }
-    {
-        let write_guard = lock.write();
-
-        let write_result = lock.try_write();
-        assert!(
-            write_result.is_none(),
-            "try_write should fail while write_guard is in scope"
-        );
-        assert!(lock.is_locked());
-        assert!(lock.is_locked_exclusive());
-
-        drop(write_guard);
-    }
+        assert_eq!(lock.is_locked_exclusive(), mode == Held::Write);
+    });
 }
 
 #[test]
 fn test_rwlock_try_upgrade() {
     let lock = RwLock::new(0isize);
-    {
-        let read_guard = lock.read();
-
+    while_held(&lock, &EVERY_MODE, |mode, guard| {
         let upgrade_result = lock.try_upgradable_read();
-        assert!(
+        let succeeds = mode == Held::Read;
+        assert_eq!(
             upgrade_result.is_some(),
-            "try_upgradable_read should succeed while read_guard is in scope"
+            succeeds,
+            "try_upgradable_read should {} while {guard} is in scope",
+            outcome(succeeds)
         );
-
-        drop(read_guard);
-    }
-    {
-        let upgrade_guard = lock.upgradable_read();
-
-        let upgrade_result = lock.try_upgradable_read();
-        assert!(
-            upgrade_result.is_none(),
-            "try_upgradable_read should fail while upgrade_guard is in scope"
-        );
-
-        drop(upgrade_guard);
-    }
-    {
-        let write_guard = lock.write();
-
-        let upgrade_result = lock.try_upgradable_read();
-        assert!(
-            upgrade_result.is_none(),
-            "try_upgradable should fail while write_guard is in scope"
-        );
-
-        drop(write_guard);
-    }
+    });
 }
 
 #[test]
@@ -487,19 +408,10 @@ fn test_issue_203() {
 #[test]
 fn test_rw_write_is_locked() {
     let lock = RwLock::new(0isize);
-    {
-        let _read_guard = lock.read();
-
+    while_held(&lock, &[Held::Read, Held::Write], |mode, _| {
         assert!(lock.is_locked());
-        assert!(!lock.is_locked_exclusive());
-    }
-
-    {
-        let _write_guard = lock.write();
-
-        assert!(lock.is_locked());
-        assert!(lock.is_locked_exclusive());
-    }
+        assert_eq!(lock.is_locked_exclusive(), mode == Held::Write);
+    });
 }
 
 // ----- read_recursive -----
@@ -508,12 +420,8 @@ fn test_rw_write_is_locked() {
 #[test]
 fn test_rwlock_recursive() {
     let arc = Arc::new(RwLock::new(1));
-    let arc2 = arc.clone();
     let lock1 = arc.read();
-    let t = thread::spawn(move || {
-        let _lock = arc2.write();
-    });
-    wait_parked(&arc);
+    let t = parked_writer(&arc);
 
     // A normal read would block here since there is a pending writer
     let lock2 = arc.read_recursive();
@@ -531,10 +439,7 @@ fn recursive_read_with_waiting_writer() {
     let lock = Arc::new(RwLock::new(()));
     let first = lock.read_recursive();
     let second = lock.read_recursive();
-
-    let lock2 = Arc::clone(&lock);
-    let writer = thread::spawn(move || drop(lock2.write()));
-    wait_parked(&lock);
+    let writer = parked_writer(&lock);
 
     assert!(lock.try_read_recursive().is_some());
     let mut second = second;

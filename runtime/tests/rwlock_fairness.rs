@@ -12,103 +12,89 @@ use std::thread;
 use std::time::Duration;
 
 mod common;
-use common::{never_preempt_on_wakeup, pin_to_one_cpu, NEGATIVE_ROUNDS, STARVED};
+use common::{Contested, NEGATIVE_ROUNDS, STARVED};
 
-/// Takes `L` in one mode or the other.
-fn take<L: RawRw>(lock: &L, write: bool) {
-    if write {
-        lock.lock_exclusive()
-    } else {
-        lock.lock_shared()
+/// `L`, held in one mode (`holder_writes`) and asked for in the other.
+struct Sides<L> {
+    lock: L,
+    holder_writes: bool,
+}
+
+impl<L: RawRw> Sides<L> {
+    /// Takes the lock in one mode or the other.
+    fn take(&self, write: bool) {
+        if write {
+            self.lock.lock_exclusive()
+        } else {
+            self.lock.lock_shared()
+        }
+    }
+
+    /// Releases what [`Sides::take`] took (called only after it, on the same
+    /// thread, in the same mode).
+    fn release(&self, write: bool) {
+        // SAFETY (test): the lock is held in that mode, as said above.
+        unsafe {
+            if write {
+                self.lock.unlock_exclusive()
+            } else {
+                self.lock.unlock_shared()
+            }
+        }
     }
 }
 
-/// Releases what [`take`] took.
-///
-/// # Safety
-/// The caller holds `lock` in that mode.
-unsafe fn release<L: RawRw>(lock: &L, write: bool) {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        if write {
-            lock.unlock_exclusive()
-        } else {
-            lock.unlock_shared()
+impl<L: RawRw> Contested for Sides<L> {
+    fn hold(&self) {
+        self.take(self.holder_writes);
+    }
+    fn let_go(&self) {
+        self.release(self.holder_writes);
+    }
+    fn ask(&self) {
+        self.take(!self.holder_writes);
+    }
+    fn leave(&self) {
+        self.release(!self.holder_writes);
+    }
+    fn settle(&self) {
+        // Let it spin and park: on a busy machine 5 ms may not be enough for
+        // the asker to run, and an asker still spinning yields a whole time
+        // slice per spin to the holder, whatever the lock.
+        let since = Instant::now();
+        while !self.lock.has_parked() && Instant::now() - since < Duration::from_secs(1) {
+            thread::sleep(Duration::from_millis(1));
         }
+        thread::sleep(Duration::from_millis(2));
     }
 }
 
 /// Two threads share one CPU: one holds `L` almost all the time in one mode
 /// (`holder_writes`), releasing and retaking it at once; the other asks for
-/// it once in the other mode. Returns the longest of `rounds` waits, or
-/// `Err` for the first that passed `limit`.
-fn starvation_check<L: RawRw + 'static>(
+/// it once in the other mode (as in fairness.rs, a woken asker must not get
+/// in by preempting the holder while the lock is free; only a hand-off may
+/// let it in). Returns the longest of `rounds` waits, or `Err` for the first
+/// that passed `limit`.
+fn starvation_check<L: RawRw>(
     holder_writes: bool,
     rounds: usize,
     limit: Duration,
 ) -> Result<Duration, String> {
-    let lock = Arc::new(L::new());
-    let mut longest = Duration::ZERO;
-    pin_to_one_cpu(); // this test's thread: the holder
-    let asker_writes = !holder_writes;
-    for round in 0..rounds {
-        let asking = Arc::new(AtomicBool::new(false));
-        let got = Arc::new(AtomicBool::new(false));
-        take(&*lock, holder_writes);
-        let (l2, a2, g2) = (lock.clone(), asking.clone(), got.clone());
-        let asker = thread::spawn(move || {
-            pin_to_one_cpu();
-            // As in fairness.rs: a woken asker must not get in by preempting
-            // the holder while the lock is free; only a hand-off may let it in.
-            never_preempt_on_wakeup();
-            a2.store(true, Ordering::SeqCst);
-            take(&*l2, asker_writes);
-            g2.store(true, Ordering::SeqCst);
-            // SAFETY (test): taken just above, on this thread.
-            unsafe { release(&*l2, asker_writes) };
-        });
-        while !asking.load(Ordering::SeqCst) {
-            thread::yield_now();
-        }
-        // Let it spin and park: on a busy machine 5 ms may not be enough for
-        // the asker to run, and an asker still spinning yields a whole time
-        // slice per spin to the holder, whatever the lock.
-        let since = Instant::now();
-        while !lock.has_parked() && Instant::now() - since < Duration::from_secs(1) {
-            thread::sleep(Duration::from_millis(1));
-        }
-        thread::sleep(Duration::from_millis(2));
-        let asked = Instant::now();
-        let mut x = 1.0f64;
-        let mut waited = Duration::ZERO;
-        while !got.load(Ordering::Relaxed) && waited <= limit {
-            for _ in 0..64 {
-                // SAFETY (test): this thread holds the lock in that mode.
-                unsafe { release(&*lock, holder_writes) };
-                take(&*lock, holder_writes);
-                for _ in 0..100 {
-                    x = std::hint::black_box(x * 1.000001 + 0.5); // the critical section
-                }
-            }
-            waited = Instant::now().saturating_duration_since(asked);
-        }
-        // SAFETY (test): this thread holds the lock in that mode.
-        unsafe { release(&*lock, holder_writes) };
-        asker.join().unwrap();
-        if waited > limit {
-            let (holder, asker) = if holder_writes {
-                ("writer", "reader")
-            } else {
-                ("reader", "writer")
-            };
-            return Err(format!(
-                "{}: round {round}: a {asker} waited over {limit:?} for a {holder} and never got in",
-                L::NAME
-            ));
-        }
-        longest = longest.max(waited);
-    }
-    Ok(longest)
+    let sides = Sides {
+        lock: L::new(),
+        holder_writes,
+    };
+    common::starvation_check(&sides, rounds, limit).map_err(|round| {
+        let (holder, asker) = if holder_writes {
+            ("writer", "reader")
+        } else {
+            ("reader", "writer")
+        };
+        format!(
+            "{}: round {round}: a {asker} waited over {limit:?} for a {holder} and never got in",
+            L::NAME
+        )
+    })
 }
 
 #[test]

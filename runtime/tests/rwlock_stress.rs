@@ -8,6 +8,7 @@
 mod common;
 
 use common::scaled;
+use parklot::parking_lot::AsyncWaiter;
 use parklot::{
     Instant, RawRwLock, RwLock, RwLockPolicy, RwLockUpgradableReadGuard, RwLockWriteGuard,
 };
@@ -38,6 +39,23 @@ impl Occupancy {
     }
     fn leave_write(&self) {
         self.0.fetch_sub(ONE_WRITER, Ordering::SeqCst);
+    }
+    /// Enters (as a writer if `write`), stays across a thread switch if
+    /// `switch`, and leaves.
+    fn stay(&self, write: bool, switch: bool) {
+        if write {
+            self.enter_write()
+        } else {
+            self.enter_read()
+        }
+        if switch {
+            thread::yield_now();
+        }
+        if write {
+            self.leave_write()
+        } else {
+            self.leave_read()
+        }
     }
 }
 
@@ -177,7 +195,7 @@ enum Taker {
 
 /// Waits out an async attempt that `begin` started: polls the record until
 /// it is claimed, then resumes (which may queue it again).
-fn finish_async(w: &parklot::parking_lot::AsyncWaiter, begun: bool, resume: impl Fn() -> bool) {
+fn finish_async(w: &AsyncWaiter, begun: bool, resume: impl Fn() -> bool) {
     let mut taken = begun;
     // SAFETY: the record's word is a live, aligned 32-bit atomic.
     let word = unsafe { &*(w.word_address() as *const std::sync::atomic::AtomicU32) };
@@ -186,6 +204,49 @@ fn finish_async(w: &parklot::parking_lot::AsyncWaiter, begun: bool, resume: impl
             thread::yield_now();
         }
         taken = resume();
+    }
+}
+
+/// What [`take`] takes.
+#[derive(Clone, Copy)]
+enum Hold {
+    Read,
+    Write,
+    Upgradable,
+    /// From the upgradable read to the write.
+    Upgrade,
+}
+
+/// Takes `hold` on `l` as `taker` does, async ones with the record `w`.
+///
+/// # Safety
+/// `w` is the calling thread's, used for one attempt at a time; for
+/// [`Hold::Upgrade`], the upgradable read is held.
+unsafe fn take(l: &RawRwLock, w: &AsyncWaiter, taker: Taker, hold: Hold) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match taker {
+            Taker::Blocking => match hold {
+                Hold::Read => l.lock_shared(),
+                Hold::Write => l.lock_exclusive(),
+                Hold::Upgradable => l.lock_upgradable(),
+                Hold::Upgrade => l.upgrade(),
+            },
+            Taker::Async => {
+                let begun = match hold {
+                    Hold::Read => l.lock_shared_async_begin(w),
+                    Hold::Write => l.lock_exclusive_async_begin(w),
+                    Hold::Upgradable => l.lock_upgradable_async_begin(w),
+                    Hold::Upgrade => l.upgrade_async_begin(w),
+                };
+                finish_async(w, begun, || match hold {
+                    Hold::Read => l.lock_shared_async_resume(w),
+                    Hold::Write => l.lock_exclusive_async_resume(w),
+                    Hold::Upgradable => l.lock_upgradable_async_resume(w),
+                    Hold::Upgrade => l.upgrade_async_resume(w),
+                })
+            }
+        }
     }
 }
 
@@ -200,50 +261,22 @@ fn async_mix(policy: RwLockPolicy, takers: &[Taker], per_thread: usize) {
         .map(|&taker| {
             let (l, inside) = (lock.clone(), inside.clone());
             thread::spawn(move || {
-                let w = parklot::parking_lot::AsyncWaiter::new();
-                // SAFETY (all the async calls): `w` is this thread's own, used
-                // for one attempt at a time, each finished before the next.
-                let read = || match taker {
-                    Taker::Blocking => l.lock_shared(),
-                    Taker::Async => unsafe {
-                        finish_async(&w, l.lock_shared_async_begin(&w), || {
-                            l.lock_shared_async_resume(&w)
-                        })
-                    },
-                };
-                let write = || match taker {
-                    Taker::Blocking => l.lock_exclusive(),
-                    Taker::Async => unsafe {
-                        finish_async(&w, l.lock_exclusive_async_begin(&w), || {
-                            l.lock_exclusive_async_resume(&w)
-                        })
-                    },
-                };
-                let upgradable = || match taker {
-                    Taker::Blocking => l.lock_upgradable(),
-                    Taker::Async => unsafe {
-                        finish_async(&w, l.lock_upgradable_async_begin(&w), || {
-                            l.lock_upgradable_async_resume(&w)
-                        })
-                    },
-                };
+                let w = AsyncWaiter::new();
+                // SAFETY (all the takes): `w` is this thread's own, used for
+                // one attempt at a time, each finished before the next.
+                let read = || unsafe { take(&l, &w, taker, Hold::Read) };
+                let write = || unsafe { take(&l, &w, taker, Hold::Write) };
+                let upgradable = || unsafe { take(&l, &w, taker, Hold::Upgradable) };
                 // SAFETY: called with the upgradable read held.
-                let upgrade = || match taker {
-                    Taker::Blocking => unsafe { l.upgrade() },
-                    Taker::Async => unsafe {
-                        finish_async(&w, l.upgrade_async_begin(&w), || l.upgrade_async_resume(&w))
-                    },
-                };
+                let upgrade = || unsafe { take(&l, &w, taker, Hold::Upgrade) };
                 for i in 0..per_thread {
                     match i % 4 {
                         0 => {
                             upgradable();
-                            inside.enter_read();
-                            inside.leave_read();
+                            inside.stay(false, false);
                             if i % 8 == 0 {
                                 upgrade();
-                                inside.enter_write();
-                                inside.leave_write();
+                                inside.stay(true, false);
                                 l.checked_unlock_exclusive()
                                     .expect("the upgraded write is held");
                             } else {
@@ -253,21 +286,13 @@ fn async_mix(policy: RwLockPolicy, takers: &[Taker], per_thread: usize) {
                         }
                         1 => {
                             write();
-                            inside.enter_write();
-                            if i % 3 == 0 {
-                                thread::yield_now();
-                            }
-                            inside.leave_write();
+                            inside.stay(true, i % 3 == 0);
                             l.checked_unlock_exclusive().expect("the write is held");
                         }
                         _ => {
                             read();
-                            inside.enter_read();
-                            if i % 3 == 0 {
-                                // Hold it across a switch now and then.
-                                thread::yield_now();
-                            }
-                            inside.leave_read();
+                            // Hold it across a switch now and then.
+                            inside.stay(false, i % 3 == 0);
                             l.checked_unlock_shared().expect("the read is held");
                         }
                     }

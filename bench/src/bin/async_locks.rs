@@ -16,17 +16,23 @@
 //! across peers; cells are medians over rounds, with the range.
 
 use parklot::MutexAsync;
-use parklot_bench::json::to_text;
-use parklot_bench::machine::{now_iso8601, Machine};
+use parklot_bench::side::{row, threads_chart, Plan, Suite, Timed};
 use parklot_bench::stats::Spread;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// The suite, as its full run measures it.
+const SUITE: Suite = Suite {
+    name: "native-async",
+    experiment: "async mutexes, every thread awaiting, and half blocking",
+    round_ms: 300,
+    threads: &[1, 2, 4, 8],
+};
 
 /// Wakes the thread blocked in [`block_on`].
 struct Unpark(thread::Thread);
@@ -63,62 +69,34 @@ trait AsyncMutex: Send + Sync + 'static {
     fn count(&self) -> u64;
 }
 
-struct Parklot(parklot::Mutex<u64>);
+/// A peer: `$name` over `$mutex`, taken asynchronously with `$lock_async`
+/// and by blocking with `$lock_blocking`.
+macro_rules! async_mutex {
+    ($name:ident, $mutex:ty, $lock_async:ident, $lock_blocking:ident) => {
+        struct $name($mutex);
 
-impl AsyncMutex for Parklot {
-    fn new() -> Self {
-        Parklot(parklot::Mutex::new(0))
-    }
-    async fn bump_async(&self, n: u64) {
-        for _ in 0..n {
-            *self.0.lock_async().await += 1;
+        impl AsyncMutex for $name {
+            fn new() -> Self {
+                $name(<$mutex>::new(0))
+            }
+            async fn bump_async(&self, n: u64) {
+                for _ in 0..n {
+                    *self.0.$lock_async().await += 1;
+                }
+            }
+            fn bump_blocking(&self) {
+                *self.0.$lock_blocking() += 1;
+            }
+            fn count(&self) -> u64 {
+                *self.0.$lock_blocking()
+            }
         }
-    }
-    fn bump_blocking(&self) {
-        *self.0.lock() += 1;
-    }
-    fn count(&self) -> u64 {
-        *self.0.lock()
-    }
+    };
 }
 
-struct Tokio(tokio::sync::Mutex<u64>);
-
-impl AsyncMutex for Tokio {
-    fn new() -> Self {
-        Tokio(tokio::sync::Mutex::new(0))
-    }
-    async fn bump_async(&self, n: u64) {
-        for _ in 0..n {
-            *self.0.lock().await += 1;
-        }
-    }
-    fn bump_blocking(&self) {
-        *self.0.blocking_lock() += 1;
-    }
-    fn count(&self) -> u64 {
-        *self.0.blocking_lock()
-    }
-}
-
-struct AsyncLock(async_lock::Mutex<u64>);
-
-impl AsyncMutex for AsyncLock {
-    fn new() -> Self {
-        AsyncLock(async_lock::Mutex::new(0))
-    }
-    async fn bump_async(&self, n: u64) {
-        for _ in 0..n {
-            *self.0.lock().await += 1;
-        }
-    }
-    fn bump_blocking(&self) {
-        *self.0.lock_blocking() += 1;
-    }
-    fn count(&self) -> u64 {
-        *self.0.lock_blocking()
-    }
-}
+async_mutex!(Parklot, parklot::Mutex<u64>, lock_async, lock);
+async_mutex!(Tokio, tokio::sync::Mutex<u64>, lock, blocking_lock);
+async_mutex!(AsyncLock, async_lock::Mutex<u64>, lock, lock_blocking);
 
 /// How the threads of a round take the lock.
 #[derive(Copy, Clone, PartialEq)]
@@ -149,46 +127,20 @@ const BATCH: u64 = 64;
 
 /// `threads` threads on one lock for `duration`; per-thread rates (per second).
 fn round<L: AsyncMutex>(threads: usize, mode: Mode, duration: Duration) -> Vec<f64> {
-    let lock = Arc::new(L::new());
-    let stop = Arc::new(AtomicBool::new(false));
-    let start = Arc::new(Barrier::new(threads + 1));
-    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..threads).map(|_| AtomicU64::new(0)).collect());
-    let hs: Vec<_> = (0..threads)
-        .map(|t| {
-            let (lock, stop, start, counts) =
-                (lock.clone(), stop.clone(), start.clone(), counts.clone());
-            thread::spawn(move || {
-                start.wait();
-                let mut n = 0u64;
-                let blocks = mode == Mode::Mixed && t % 2 == 1;
-                while !stop.load(Ordering::Relaxed) {
-                    if blocks {
-                        for _ in 0..BATCH {
-                            lock.bump_blocking();
-                        }
-                    } else {
-                        block_on(lock.bump_async(BATCH));
-                    }
-                    n += BATCH;
-                }
-                counts[t].store(n, Ordering::Relaxed);
-            })
-        })
-        .collect();
-    start.wait();
-    let began = Instant::now();
-    thread::sleep(duration);
-    stop.store(true, Ordering::Relaxed);
-    for h in hs {
-        h.join().unwrap();
-    }
-    let secs = began.elapsed().as_secs_f64();
-    let total: u64 = counts.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+    let lock = L::new();
+    let timed = Timed::run(threads, duration, |t| {
+        if mode == Mode::Mixed && t % 2 == 1 {
+            for _ in 0..BATCH {
+                lock.bump_blocking();
+            }
+        } else {
+            block_on(lock.bump_async(BATCH));
+        }
+        BATCH
+    });
+    let total: u64 = timed.counts.iter().sum();
     assert_eq!(lock.count(), total, "a lost update: the lock is broken");
-    counts
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed) as f64 / secs)
-        .collect()
+    timed.rates()
 }
 
 /// One peer's round at one point.
@@ -212,53 +164,31 @@ fn spread<'a>(rows: impl Iterator<Item = &'a Row>, pick: fn(&[f64]) -> f64) -> S
     Spread::of(rows.map(|r| pick(&r.rates))).expect("a lock without rounds")
 }
 
-/// A line chart (bench/chart.mjs's ChartSpec) of total throughput per lock in `mode`.
-fn chart(rows: &[Row], locks: &[&str], mode: Mode, rounds: usize) -> Value {
-    let series: Vec<Value> = locks
-        .iter()
-        .map(|&lock| {
-            let mut counts: Vec<usize> = rows
-                .iter()
-                .filter(|r| r.lock == lock && r.mode == mode)
-                .map(|r| r.threads)
-                .collect();
-            counts.sort_unstable();
-            counts.dedup();
-            let points: Vec<Value> = counts
-                .iter()
-                .map(|&n| {
-                    let s = spread(
-                        rows.iter()
-                            .filter(|r| r.lock == lock && r.mode == mode && r.threads == n),
-                        total,
-                    );
-                    json!({ "x": n, "y": s.median, "min": s.min, "max": s.max })
-                })
-                .collect();
-            json!({ "name": lock, "points": points })
-        })
-        .collect();
-    json!({
-        "id": mode.id(),
-        "title": format!("Native async mutexes, {}: acquisitions per second (median, whiskers min-max of {rounds} rounds)", mode.name()),
-        "kind": "line",
-        "x": { "label": "threads", "log": true },
-        "y": { "label": "acquisitions per second, all threads", "log": true },
-        "series": series,
-    })
+/// A line chart of total throughput per lock in `mode`.
+fn chart(rows: &[Row], locks: &[&str], mode: Mode, plan: &Plan) -> Value {
+    threads_chart(
+        mode.id(),
+        format!(
+            "Native async mutexes, {}: acquisitions per second (median, whiskers min-max of {} rounds)",
+            mode.name(),
+            plan.rounds(),
+        ),
+        "acquisitions per second, all threads".into(),
+        locks,
+        plan.threads(),
+        |lock, n| {
+            Spread::of(
+                rows.iter()
+                    .filter(|r| r.lock == lock && r.mode == mode && r.threads == n)
+                    .map(|r| total(&r.rates)),
+            )
+        },
+    )
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let out = args
-        .iter()
-        .position(|a| a == "--out")
-        .and_then(|i| args.get(i + 1).cloned())
-        .unwrap_or_else(|| "bench/results".into());
-    let duration = Duration::from_millis(if quick { 50 } else { 300 });
-    let rounds = if quick { 1 } else { 5 };
-    let thread_counts: &[usize] = if quick { &[2, 4] } else { &[1, 2, 4, 8] };
+    let plan = Plan::from_env(SUITE);
+    let (duration, rounds, thread_counts) = (plan.round_time(), plan.rounds(), plan.threads());
     type Run = fn(usize, Mode, Duration) -> Vec<f64>;
     let peers: [(&str, Run); 3] = [
         ("parklot Mutex lock_async", round::<Parklot>),
@@ -266,7 +196,6 @@ fn main() {
         ("async_lock::Mutex", round::<AsyncLock>),
     ];
     let modes = [Mode::Async, Mode::Mixed];
-    let date = now_iso8601();
     let mut rows = Vec::new();
     for r in 0..rounds {
         for &mode in &modes {
@@ -298,23 +227,22 @@ fn main() {
     }
 
     let locks: Vec<&str> = peers.iter().map(|(name, _)| *name).collect();
-    let mut md = format!(
-        "# Async mutexes: parklot's lock_async, tokio, async-lock\n\n\
-         {date}{}. Acquisitions per second of all threads together, and of the slowest thread \
-         (a starved thread shows as next to 0), each the median over {rounds} rounds of {} ms \
-         interleaved across locks (order rotated each round), with the range (min-max). Every \
-         thread drives its futures with the same minimal executor (poll, park until woken). \
-         \"mixed\": even threads await, odd ones block in the same lock (parklot `lock()`, tokio \
-         `blocking_lock()`, async-lock `lock_blocking()`). Generated by \
-         `cargo run --release -p parklot-bench --bin async_locks`.\n\n\
-         | mode | threads | lock | all threads | x first row | slowest thread |\n\
-         |---|---:|---|---:|---:|---:|\n",
-        if quick {
-            " (--quick: a smoke run, not a measurement)"
-        } else {
-            ""
-        },
-        duration.as_millis(),
+    let mut md = plan.markdown(
+        "Async mutexes: parklot's lock_async, tokio, async-lock",
+        "Acquisitions per second of all threads together, and of the slowest thread \
+         (a starved thread shows as next to 0)",
+        "(order rotated each round), with the range (min-max). Every thread drives its futures \
+         with the same minimal executor (poll, park until woken). \"mixed\": even threads await, \
+         odd ones block in the same lock (parklot `lock()`, tokio `blocking_lock()`, async-lock \
+         `lock_blocking()`). Generated by `cargo run --release -p parklot-bench --bin async_locks`.",
+        &[
+            ("mode", false),
+            ("threads", true),
+            ("lock", false),
+            ("all threads", true),
+            ("x first row", true),
+            ("slowest thread", true),
+        ],
     );
     for &mode in &modes {
         for &threads in thread_counts {
@@ -330,7 +258,9 @@ fn main() {
                 let all = spread(of(), total);
                 let low = spread(of(), slowest);
                 let base = *first.get_or_insert(all.median);
-                let line = format!(
+                row(
+                    &mut md,
+                    format!(
                     "| {} | {threads} | {lock} | {:.0} ({:.0}-{:.0}) | {:.2} | {:.0} ({:.0}-{:.0}) |\n",
                     mode.id(),
                     all.median,
@@ -340,41 +270,17 @@ fn main() {
                     low.median,
                     low.min,
                     low.max,
+                ),
                 );
-                print!("{line}");
-                md.push_str(&line);
             }
         }
     }
-    let machine = Machine::this();
-    let doc = json!({
-        "suite": "native-async",
-        "date": date,
-        "quick": quick,
-        "machine": {
-            "cpu": machine.cpu,
-            "cores": machine.cores,
-            "os": machine.os,
-            "arch": machine.arch,
-            "rustc": machine.rustc,
-        },
-        "params": {
-            "experiment": "async mutexes, every thread awaiting, and half blocking",
-            "rounds": rounds,
-            "round_ms": duration.as_millis() as u64,
-            "threads": thread_counts,
-            "locks": locks,
-        },
-        "rounds": rows.iter().map(|r| json!({
-            "round": r.round,
-            "lock": r.lock,
-            "mode": r.mode.id(),
-            "threads": r.threads,
-            "rates": r.rates.iter().map(|x| x.round()).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "charts": modes.iter().map(|&m| chart(&rows, &locks, m, rounds)).collect::<Vec<_>>(),
+    let rounds = rows.iter().map(|r| {
+        let rates: Vec<f64> = r.rates.iter().map(|x| x.round()).collect();
+        let rest = json!({ "mode": r.mode.id(), "threads": r.threads, "rates": rates });
+        (r.round, r.lock, rest)
     });
-    std::fs::create_dir_all(&out).unwrap();
-    std::fs::write(format!("{out}/native-async.md"), md).unwrap();
-    std::fs::write(format!("{out}/native-async.json"), to_text(&doc)).unwrap();
+    let charts = modes.iter().map(|&m| chart(&rows, &locks, m, &plan));
+    let doc = plan.document(&locks, rounds, charts.collect());
+    plan.write(&md, &doc);
 }

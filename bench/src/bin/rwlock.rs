@@ -14,14 +14,18 @@
 //! wasm and JS ones in `rwlock.md`.
 
 use parklot::{RawRwLock, RwLockPolicy};
-use parklot_bench::json::to_text;
-use parklot_bench::machine::{now_iso8601, Machine};
+use parklot_bench::side::{row, threads_chart, Plan, Suite, Timed};
 use parklot_bench::stats::Spread;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// The suite, as its full run measures it.
+const SUITE: Suite = Suite {
+    name: "native-rwlock",
+    experiment: "rwlock half readers half writers",
+    round_ms: 400,
+    threads: &[2, 4, 8, 16],
+};
 
 /// A reader-writer lock as this experiment drives it.
 trait Rw: Send + Sync + 'static {
@@ -139,52 +143,25 @@ fn round<L: Rw>(lock: L, threads: usize, duration: Duration) -> Rates {
     }
     // SAFETY: `value` is written only under the write lock, read under a read.
     unsafe impl<L: Sync> Sync for Shared<L> {}
-    let shared = Arc::new(Shared {
+    let shared = Shared {
         lock,
         value: core::cell::UnsafeCell::new(0),
+    };
+    let shared = &shared;
+    let timed = Timed::run(threads, duration, move |t| {
+        if t % 2 == 0 {
+            // SAFETY: read under the read lock.
+            shared.lock.read(|| {
+                std::hint::black_box(unsafe { *shared.value.get() });
+            });
+        } else {
+            // SAFETY: written under the write lock.
+            shared.lock.write(|| unsafe { *shared.value.get() += 1 });
+        }
+        1
     });
-    let stop = Arc::new(AtomicBool::new(false));
-    let start = Arc::new(Barrier::new(threads + 1));
-    let counts: Arc<Vec<AtomicU64>> = Arc::new((0..threads).map(|_| AtomicU64::new(0)).collect());
-    let hs: Vec<_> = (0..threads)
-        .map(|t| {
-            let (shared, stop, start, counts) =
-                (shared.clone(), stop.clone(), start.clone(), counts.clone());
-            thread::spawn(move || {
-                start.wait();
-                let mut n = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    if t % 2 == 0 {
-                        // SAFETY: read under the read lock.
-                        shared.lock.read(|| {
-                            std::hint::black_box(unsafe { *shared.value.get() });
-                        });
-                    } else {
-                        // SAFETY: written under the write lock.
-                        shared.lock.write(|| unsafe { *shared.value.get() += 1 });
-                    }
-                    n += 1;
-                }
-                counts[t].store(n, Ordering::Relaxed);
-            })
-        })
-        .collect();
-    start.wait();
-    let began = Instant::now();
-    thread::sleep(duration);
-    stop.store(true, Ordering::Relaxed);
-    for h in hs {
-        h.join().unwrap();
-    }
-    let secs = began.elapsed().as_secs_f64();
-    let per: Vec<f64> = counts
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed) as f64 / secs)
-        .collect();
-    let writes: u64 = (1..threads)
-        .step_by(2)
-        .map(|t| counts[t].load(Ordering::Relaxed))
-        .sum();
+    let per = timed.rates();
+    let writes: u64 = timed.counts.iter().skip(1).step_by(2).sum();
     // SAFETY: every thread is joined.
     assert_eq!(
         unsafe { *shared.value.get() },
@@ -234,59 +211,35 @@ fn writers(r: &Rates) -> &[f64] {
     &r.writers
 }
 
-/// A line chart (bench/chart.mjs's ChartSpec) of one side's slowest thread per lock.
+/// A line chart of one side's slowest thread per lock.
 fn slowest_chart(
     rows: &[Row],
     locks: &[&str],
+    threads: &[usize],
     id: &str,
     (doing, who, ops): (&str, &str, &str),
     side: fn(&Rates) -> &[f64],
 ) -> Value {
     let rounds = rows.iter().map(|r| r.round).max().map_or(0, |m| m + 1);
-    let series: Vec<Value> = locks
-        .iter()
-        .map(|&lock| {
-            let mut counts: Vec<usize> = rows
-                .iter()
-                .filter(|r| r.lock == lock)
-                .map(|r| r.threads)
-                .collect();
-            counts.dedup();
-            let points: Vec<Value> = counts
-                .iter()
-                .map(|&n| {
-                    let s = over_rounds(
-                        rows.iter().filter(|r| r.lock == lock && r.threads == n),
-                        side,
-                        slowest,
-                    );
-                    json!({ "x": n, "y": s.median, "min": s.min, "max": s.max })
-                })
-                .collect();
-            json!({ "name": lock, "points": points })
-        })
-        .collect();
-    json!({
-        "id": id,
-        "title": format!("Native reader-writer locks, half the threads {doing}: the slowest {who} (median, whiskers min-max of {rounds} rounds)"),
-        "kind": "line",
-        "x": { "label": "threads", "log": true },
-        "y": { "label": format!("slowest {who}, {ops} per second"), "log": true },
-        "series": series,
-    })
+    threads_chart(
+        id,
+        format!("Native reader-writer locks, half the threads {doing}: the slowest {who} (median, whiskers min-max of {rounds} rounds)"),
+        format!("slowest {who}, {ops} per second"),
+        locks,
+        threads,
+        |lock, n| {
+            Spread::of(
+                rows.iter()
+                    .filter(|r| r.lock == lock && r.threads == n)
+                    .map(|r| slowest(side(&r.rates))),
+            )
+        },
+    )
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let out = args
-        .iter()
-        .position(|a| a == "--out")
-        .and_then(|i| args.get(i + 1).cloned())
-        .unwrap_or_else(|| "bench/results".into());
-    let duration = Duration::from_millis(if quick { 50 } else { 400 });
-    let rounds = if quick { 1 } else { 5 };
-    let thread_counts: &[usize] = if quick { &[2, 4] } else { &[2, 4, 8, 16] };
+    let plan = Plan::from_env(SUITE);
+    let (duration, rounds, thread_counts) = (plan.round_time(), plan.rounds(), plan.threads());
     type Make = fn() -> Box<dyn FnOnce(usize, Duration) -> Rates>;
     let peers: Vec<(&str, Make)> = vec![
         ("parklot RwLock, writer-preferring", || {
@@ -320,7 +273,6 @@ fn main() {
             Box::new(|t, d| round(ParkingLot(parking_lot::RwLock::new(())), t, d))
         }),
     ];
-    let date = now_iso8601();
     let mut rows = Vec::new();
     for r in 0..rounds {
         for &threads in thread_counts {
@@ -344,18 +296,24 @@ fn main() {
         }
     }
 
-    let mut md = format!(
-        "# Experiment 6: reader-writer locks, half readers, half writers (seed 003's protocol)\n\n\
-         {date}{}. Per-thread rates in operations per second: the slowest / mean / fastest \
-         reader thread and writer thread, each the median over {rounds} rounds of {} ms \
-         interleaved across locks (a starved thread shows as next to 0). Critical section: read \
-         or bump one counter (checked against the writes every round). Generated by \
+    let mut md = plan.markdown(
+        "Experiment 6: reader-writer locks, half readers, half writers (seed 003's protocol)",
+        "Per-thread rates in operations per second: the slowest / mean / fastest reader thread \
+         and writer thread",
+        "(a starved thread shows as next to 0). Critical section: read or bump one counter \
+         (checked against the writes every round). Generated by \
          `cargo run --release -p parklot-bench --bin rwlock`; `rwlock.md` sets these rows beside \
-         the wasm and JS ones.\n\n\
-         | lock | threads | readers min | readers mean | readers max | writers min | writers mean | writers max |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n",
-        if quick { " (--quick: a smoke run, not a measurement)" } else { "" },
-        duration.as_millis(),
+         the wasm and JS ones.",
+        &[
+            ("lock", false),
+            ("threads", true),
+            ("readers min", true),
+            ("readers mean", true),
+            ("readers max", true),
+            ("writers min", true),
+            ("writers mean", true),
+            ("writers max", true),
+        ],
     );
     let locks: Vec<&str> = peers.iter().map(|(name, _)| *name).collect();
     for &threads in thread_counts {
@@ -367,51 +325,44 @@ fn main() {
             let cell = |side: fn(&Rates) -> &[f64], pick: fn(&[f64]) -> f64| {
                 format!("{:.0}", over_rounds(of(), side, pick).median)
             };
-            let line = format!(
-                "| {lock} | {threads} | {} | {} | {} | {} | {} | {} |\n",
-                cell(readers, slowest),
-                cell(readers, mean),
-                cell(readers, fastest),
-                cell(writers, slowest),
-                cell(writers, mean),
-                cell(writers, fastest),
+            row(
+                &mut md,
+                format!(
+                    "| {lock} | {threads} | {} | {} | {} | {} | {} | {} |\n",
+                    cell(readers, slowest),
+                    cell(readers, mean),
+                    cell(readers, fastest),
+                    cell(writers, slowest),
+                    cell(writers, mean),
+                    cell(writers, fastest),
+                ),
             );
-            print!("{line}");
-            md.push_str(&line);
         }
     }
-    let machine = Machine::this();
-    let doc = json!({
-        "suite": "native-rwlock",
-        "date": date,
-        "quick": quick,
-        "machine": {
-            "cpu": machine.cpu,
-            "cores": machine.cores,
-            "os": machine.os,
-            "arch": machine.arch,
-            "rustc": machine.rustc,
-        },
-        "params": {
-            "experiment": "rwlock half readers half writers",
-            "rounds": rounds,
-            "round_ms": duration.as_millis() as u64,
-            "threads": thread_counts,
-            "locks": locks,
-        },
-        "rounds": rows.iter().map(|r| json!({
-            "round": r.round,
-            "lock": r.lock,
-            "threads": r.threads,
-            "readers": r.rates.readers.iter().map(|x| x.round()).collect::<Vec<_>>(),
-            "writers": r.rates.writers.iter().map(|x| x.round()).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "charts": [
-            slowest_chart(&rows, &locks, "writers", ("writing", "writer", "writes"), writers),
-            slowest_chart(&rows, &locks, "readers", ("reading", "reader", "reads"), readers),
-        ],
+    let rounds = rows.iter().map(|r| {
+        let [readers, writers] = [&r.rates.readers, &r.rates.writers]
+            .map(|side| side.iter().map(|x| x.round()).collect::<Vec<_>>());
+        let rest = json!({ "threads": r.threads, "readers": readers, "writers": writers });
+        (r.round, r.lock, rest)
     });
-    std::fs::create_dir_all(&out).unwrap();
-    std::fs::write(format!("{out}/native-rwlock.md"), md).unwrap();
-    std::fs::write(format!("{out}/native-rwlock.json"), to_text(&doc)).unwrap();
+    let charts = vec![
+        slowest_chart(
+            &rows,
+            &locks,
+            thread_counts,
+            "writers",
+            ("writing", "writer", "writes"),
+            writers,
+        ),
+        slowest_chart(
+            &rows,
+            &locks,
+            thread_counts,
+            "readers",
+            ("reading", "reader", "reads"),
+            readers,
+        ),
+    ];
+    let doc = plan.document(&locks, rounds, charts);
+    plan.write(&md, &doc);
 }

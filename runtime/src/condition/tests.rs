@@ -1,6 +1,7 @@
 //! Unit tests of `condition.rs`.
 
 use super::*;
+use crate::test_threads::with_threads;
 use crate::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::Arc;
@@ -55,29 +56,24 @@ fn notify_one_wakes_a_waiter_and_reports_it() {
 
 #[test]
 fn notify_all_counts_every_waiter() {
-    let pair = Arc::new((Mutex::new(0u32), Condition::new()));
-    let hs: Vec<_> = (0..3)
-        .map(|_| {
-            let p = pair.clone();
-            std::thread::spawn(move || {
-                let mut g = p.0.lock();
-                *g += 1;
-                p.1.wait(&mut g);
-            })
-        })
-        .collect();
-    let mut woken = 0;
-    while woken < 3 {
-        let g = pair.0.lock();
-        if *g == 3 {
-            woken += pair.1.notify_all();
+    let pair = (Mutex::new(0u32), Condition::new());
+    let waiter = |_| {
+        let mut g = pair.0.lock();
+        *g += 1;
+        pair.1.wait(&mut g);
+    };
+    let woken = with_threads(3, waiter, || {
+        let mut woken = 0;
+        while woken < 3 {
+            let g = pair.0.lock();
+            if *g == 3 {
+                woken += pair.1.notify_all();
+            }
+            drop(g);
+            std::thread::yield_now();
         }
-        drop(g);
-        std::thread::yield_now();
-    }
-    for h in hs {
-        h.join().unwrap();
-    }
+        woken
+    });
     assert_eq!(woken, 3);
 }
 
@@ -88,21 +84,28 @@ fn queue_async_wait(c: &Condition, lock: &Lock, w: &AsyncWaiter) {
     unsafe { c.wait_async_begin(lock, w) }.unwrap();
 }
 
-#[test]
-fn async_wait_is_notified_and_cancel_cleans_up() {
+/// Runs `test(lock, c, w)` with `w` queued on `c` with `lock`.
+fn with_a_queued_waiter(test: impl FnOnce(&Lock, &Condition, &AsyncWaiter)) {
     let lock = Lock::new();
     let c = Condition::new();
     let w = AsyncWaiter::new();
     queue_async_wait(&c, &lock, &w);
-    assert!(!lock.is_locked(), "the lock is released once queued");
-    assert_eq!(w.poll(), None);
-    assert!(c.notify_one());
-    assert!(w.poll().is_some());
-    // A second wait that nobody notifies, then given up.
-    queue_async_wait(&c, &lock, &w);
-    assert!(!unsafe { c.wait_async_cancel(&w) });
-    assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
-    assert!(!c.notify_one());
+    test(&lock, &c, &w);
+}
+
+#[test]
+fn async_wait_is_notified_and_cancel_cleans_up() {
+    with_a_queued_waiter(|lock, c, w| {
+        assert!(!lock.is_locked(), "the lock is released once queued");
+        assert_eq!(w.poll(), None);
+        assert!(c.notify_one());
+        assert!(w.poll().is_some());
+        // A second wait that nobody notifies, then given up.
+        queue_async_wait(c, lock, w);
+        assert!(!unsafe { c.wait_async_cancel(w) });
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
+        assert!(!c.notify_one());
+    });
 }
 
 #[test]
@@ -132,57 +135,57 @@ fn a_notify_one_the_reaped_waiter_never_took_passes_to_the_next() {
 
 #[test]
 fn a_reaped_waiter_that_was_last_clears_the_byte() {
-    let lock = Lock::new();
-    let c = Condition::new();
-    let gone = AsyncWaiter::new();
-    queue_async_wait(&c, &lock, &gone);
-    assert_eq!(c.has_waiters.load(Ordering::Relaxed), 1);
-    // SAFETY: nobody uses `gone` again.
-    unsafe { crate::parking_lot::abandon_async(&gone) };
-    assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
-    assert!(!c.notify_one());
+    with_a_queued_waiter(|_, c, gone| {
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 1);
+        // SAFETY: nobody uses `gone` again.
+        unsafe { crate::parking_lot::abandon_async(gone) };
+        assert_eq!(c.has_waiters.load(Ordering::Relaxed), 0);
+        assert!(!c.notify_one());
+    });
+}
+
+/// Runs `test(b, c, w)` with `w` queued on `c` with a first lock, and `b`,
+/// a second lock, held.
+fn with_a_waiter_and_a_second_lock(test: impl FnOnce(&Lock, &Condition, &AsyncWaiter)) {
+    with_a_queued_waiter(|_, c, w| {
+        let b = Lock::new();
+        b.lock();
+        test(&b, c, w);
+    });
 }
 
 #[test]
 fn a_wait_with_a_second_lock_is_refused_and_changes_nothing() {
-    let (a, b) = (Lock::new(), Lock::new());
-    let c = Condition::new();
-    let w = AsyncWaiter::new();
-    a.lock();
-    unsafe { c.wait_async_begin(&a, &w) }.unwrap();
-    b.lock();
-    assert_eq!(unsafe { c.try_wait_raw(&b, None) }, Err(WrongLock));
-    let w2 = AsyncWaiter::new();
-    assert_eq!(unsafe { c.wait_async_begin(&b, &w2) }, Err(WrongLock));
-    assert!(b.is_locked(), "the lock is still held after a refused wait");
-    assert_eq!(crate::parking_lot::parked_count(c.key()), 1);
-    // With the first lock it is fine; once nobody waits, any lock is.
-    assert!(c.notify_one());
-    assert!(w.poll().is_some());
-    assert_eq!(
-        unsafe { c.try_wait_raw(&b, Some(Instant::now())) },
-        Ok(false)
-    );
-    b.unlock();
+    with_a_waiter_and_a_second_lock(|b, c, w| {
+        assert_eq!(unsafe { c.try_wait_raw(b, None) }, Err(WrongLock));
+        let w2 = AsyncWaiter::new();
+        assert_eq!(unsafe { c.wait_async_begin(b, &w2) }, Err(WrongLock));
+        assert!(b.is_locked(), "the lock is still held after a refused wait");
+        assert_eq!(crate::parking_lot::parked_count(c.key()), 1);
+        // With the first lock it is fine; once nobody waits, any lock is.
+        assert!(c.notify_one());
+        assert!(w.poll().is_some());
+        assert_eq!(
+            unsafe { c.try_wait_raw(b, Some(Instant::now())) },
+            Ok(false)
+        );
+        b.unlock();
+    });
 }
 
 #[test]
 #[should_panic(expected = "every waiter of a condition must use the same lock")]
 fn wait_raw_with_a_second_lock_panics_as_parking_lot_does() {
-    let (a, b) = (Lock::new(), Lock::new());
-    let c = Condition::new();
-    let w = AsyncWaiter::new();
-    a.lock();
-    unsafe { c.wait_async_begin(&a, &w) }.unwrap();
-    b.lock();
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-        c.wait_raw(&b, None)
-    }));
-    // Leave no record queued behind (the test's stack frame owns it).
-    assert!(!unsafe { c.wait_async_cancel(&w) });
-    if let Err(e) = panicked {
-        std::panic::resume_unwind(e);
-    }
+    with_a_waiter_and_a_second_lock(|b, c, w| {
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+            c.wait_raw(b, None)
+        }));
+        // Leave no record queued behind (the test's stack frame owns it).
+        assert!(!unsafe { c.wait_async_cancel(w) });
+        if let Err(e) = panicked {
+            std::panic::resume_unwind(e);
+        }
+    });
 }
 
 /// A Lock, a Condition, and what the waiters of one test did.

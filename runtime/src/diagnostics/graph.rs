@@ -342,6 +342,7 @@ pub(crate) fn wait_ended(record: usize) {
 
 /// Keeps `error` as the calling thread's last refusal, for a caller that
 /// returned only a code (the C ABI's `parklot_last_deadlock` takes it).
+#[cfg_attr(loom, allow(dead_code))] // its callers, the C ABI, are not built under loom
 pub(crate) fn keep_deadlock(error: DeadlockError) {
     LAST.with(|l| *l.borrow_mut() = Some(error));
 }

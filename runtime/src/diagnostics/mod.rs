@@ -38,6 +38,7 @@ pub use graph::{
     check_deadlock, lock_order_violations, take_deadlock, Cycle, CycleStep, DeadlockError,
     LockOrderViolation,
 };
+#[cfg_attr(loom, allow(unused_imports))]
 pub(crate) use graph::{
     forget_lock_order, keep_deadlock, set_site, unrefusable, wait_ended, will_wait,
 };
@@ -338,8 +339,7 @@ mod tests {
         let t = snap.threads.iter().find(|t| t.id == w.thread).unwrap();
         assert_eq!(t.name.as_deref(), Some("parked"));
         flag.store(true, Ordering::Relaxed);
-        // SAFETY: plain wakeups.
-        unsafe { unpark_all(key) };
+        unpark_all(key);
         parked.join().unwrap();
         assert_eq!(waiter_count(key), 0);
     }

@@ -1,6 +1,7 @@
 //! Unit tests of `lock.rs`.
 
 use super::*;
+use crate::test_threads::{contend, waits_awake};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -104,42 +105,26 @@ fn unlock_fair_hands_the_lock_to_the_parked_thread() {
 
 #[test]
 fn mutex_guards_data() {
-    let m = Arc::new(Mutex::new(0u64));
+    let m = Mutex::new(0u64);
     let threads = if cfg!(miri) { 2 } else { 4 };
     let per = if cfg!(miri) { 20 } else { 10_000 };
-    let hs: Vec<_> = (0..threads)
-        .map(|_| {
-            let m = m.clone();
-            std::thread::spawn(move || {
-                for _ in 0..per {
-                    *m.lock() += 1;
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(*m.lock(), threads * per);
+    contend(threads, per, |_, _| *m.lock() += 1);
+    assert_eq!(*m.lock(), (threads * per) as u64);
 }
 
 #[test]
 fn a_thread_that_may_not_block_waits_awake_for_a_held_lock() {
-    let l = Arc::new(Lock::new());
+    let l = Lock::new();
     l.lock();
-    let l2 = l.clone();
-    let waiter = std::thread::spawn(move || {
-        crate::set_thread_may_block(false);
+    let waiter = || {
         // Uncontended paths work as anywhere...
-        assert!(!l2.try_lock());
+        assert!(!l.try_lock());
         // ...and a lock() that must wait queues and stays awake (the
         // parkers' `stay_awake`) until it is handed the lock.
-        l2.lock();
-        l2.unlock();
-    });
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    l.unlock_fair();
-    waiter.join().unwrap();
+        l.lock();
+        l.unlock();
+    };
+    waits_awake(waiter, || l.unlock_fair());
     assert!(!l.is_locked());
 }
 
@@ -175,12 +160,16 @@ fn async_lock_queues_then_acquires_when_released() {
     assert_eq!(l.state.load(Ordering::Relaxed), 0);
 }
 
+/// Takes `l` and queues `w` for it.
+fn queue_behind_the_holder(l: &Lock, w: &AsyncWaiter) {
+    l.lock();
+    assert!(!unsafe { l.lock_async_begin(w) });
+}
+
 #[test]
 fn async_lock_cancel_leaves_no_queue_entry_and_no_parked_bit() {
-    let l = Lock::new();
-    l.lock();
-    let w = AsyncWaiter::new();
-    assert!(!unsafe { l.lock_async_begin(&w) });
+    let (l, w) = (Lock::new(), AsyncWaiter::new());
+    queue_behind_the_holder(&l, &w);
     assert_eq!(crate::parking_lot::parked_count(l.key()), 1);
     assert!(!unsafe { l.lock_async_cancel(&w) });
     assert_eq!(crate::parking_lot::parked_count(l.key()), 0);
@@ -193,10 +182,8 @@ fn async_lock_cancel_leaves_no_queue_entry_and_no_parked_bit() {
 
 #[test]
 fn async_lock_cancel_after_a_fair_handoff_owns_the_lock() {
-    let l = Lock::new();
-    l.lock();
-    let w = AsyncWaiter::new();
-    assert!(!unsafe { l.lock_async_begin(&w) });
+    let (l, w) = (Lock::new(), AsyncWaiter::new());
+    queue_behind_the_holder(&l, &w);
     l.unlock_fair(); // hands the lock to the queued async waiter
     assert!(
         unsafe { l.lock_async_cancel(&w) },
@@ -318,34 +305,24 @@ fn both_wake_policies_exclude_and_leave_nothing_parked() {
     let before = carry_parked();
     for carry in [true, false] {
         set_carry_parked(carry);
-        let l = Arc::new(Lock::new());
-        let counter = Arc::new(AtomicU32::new(0));
+        let l = Lock::new();
+        let counter = AtomicU32::new(0);
         let threads = if cfg!(miri) { 3 } else { 6 };
         let per = if cfg!(miri) { 10 } else { 20_000 };
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                let (l, counter) = (l.clone(), counter.clone());
-                std::thread::spawn(move || {
-                    for i in 0..per {
-                        l.lock();
-                        // A plain read-then-write: a broken lock loses updates.
-                        let c = counter.load(Ordering::Relaxed);
-                        counter.store(c + 1, Ordering::Relaxed);
-                        if (t + i) % 2 == 0 {
-                            l.unlock();
-                        } else {
-                            l.checked_unlock().unwrap();
-                        }
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
+        contend(threads, per, |t, i| {
+            l.lock();
+            // A plain read-then-write: a broken lock loses updates.
+            let c = counter.load(Ordering::Relaxed);
+            counter.store(c + 1, Ordering::Relaxed);
+            if (t + i) % 2 == 0 {
+                l.unlock();
+            } else {
+                l.checked_unlock().unwrap();
+            }
+        });
         assert_eq!(
             counter.load(Ordering::Relaxed),
-            threads * per,
+            (threads * per) as u32,
             "carry {carry}"
         );
         assert_eq!(l.state.load(Ordering::Relaxed), 0, "carry {carry}");

@@ -1,9 +1,39 @@
 use super::*;
 use crate::parking_lot::{self, AsyncWaiter};
+use crate::test_threads::{contend, waits_awake, with_threads};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 
 const BOTH: [RwLockPolicy; 2] = [RwLockPolicy::PreferWriters, RwLockPolicy::PreferReaders];
+
+/// Runs `test` on a new lock (writer-preferring), then checks that it left
+/// the lock idle.
+fn on_a_new_lock(test: impl FnOnce(&Arc<RawRwLock>)) {
+    let l = Arc::new(RawRwLock::new());
+    test(&l);
+    assert_eq!(state(&l), PREFER_WRITERS, "left idle");
+}
+
+/// Runs `test` on a fresh lock of each policy, then checks that it left the
+/// lock idle: nothing but the policy's bit.
+fn in_both_policies(test: impl Fn(&Arc<RawRwLock>, RwLockPolicy)) {
+    for policy in BOTH {
+        let l = Arc::new(RawRwLock::with_policy(policy));
+        test(&l, policy);
+        assert_eq!(state(&l), policy_bits(policy), "{policy:?}: left idle");
+    }
+}
+
+/// Lets go of `n` reads.
+///
+/// # Safety
+/// `l` is read-locked that many times.
+unsafe fn unlock_reads(l: &RawRwLock, n: usize) {
+    for _ in 0..n {
+        // SAFETY: forwarded from the caller.
+        unsafe { l.unlock_shared() };
+    }
+}
 
 fn state(l: &RawRwLock) -> u32 {
     l.state.load(Ordering::Relaxed)
@@ -54,8 +84,7 @@ fn is_four_bytes() {
 
 #[test]
 fn readers_share_writers_exclude() {
-    for policy in BOTH {
-        let l = RawRwLock::with_policy(policy);
+    in_both_policies(|l, policy| {
         assert_eq!(l.policy(), policy);
         assert!(l.try_lock_shared() && l.try_lock_shared());
         assert_eq!(l.reader_count(), 2);
@@ -65,40 +94,37 @@ fn readers_share_writers_exclude() {
         assert!(l.try_lock_exclusive());
         assert!(!l.try_lock_shared() && !l.try_lock_upgradable() && !l.try_lock_exclusive());
         unsafe { l.unlock_exclusive() };
-        assert_eq!(state(&l), policy_bits(policy));
-    }
+    });
 }
 
 #[test]
 fn upgradable_excludes_upgradable_and_writers_but_not_readers() {
-    let l = RawRwLock::new();
-    assert!(l.try_lock_upgradable());
-    assert!(!l.try_lock_upgradable() && !l.try_lock_exclusive());
-    assert!(l.try_lock_shared());
-    assert!(!unsafe { l.try_upgrade() }, "a reader is still in");
-    unsafe { l.unlock_shared() };
-    assert!(unsafe { l.try_upgrade() });
-    assert!(l.is_locked_exclusive() && l.reader_count() == 0);
-    unsafe { l.downgrade_to_upgradable() };
-    assert!(l.try_lock_shared());
-    unsafe { l.downgrade_upgradable() };
-    assert!(l.try_lock_upgradable(), "the upgradable slot is free again");
-    unsafe {
-        l.unlock_upgradable();
-        l.unlock_shared();
-        l.unlock_shared();
-    }
-    l.lock_exclusive();
-    unsafe { l.downgrade() };
-    assert_eq!(l.reader_count(), 1);
-    unsafe { l.unlock_shared() };
-    assert_eq!(state(&l), PREFER_WRITERS);
+    on_a_new_lock(|l| {
+        assert!(l.try_lock_upgradable());
+        assert!(!l.try_lock_upgradable() && !l.try_lock_exclusive());
+        assert!(l.try_lock_shared());
+        assert!(!unsafe { l.try_upgrade() }, "a reader is still in");
+        unsafe { l.unlock_shared() };
+        assert!(unsafe { l.try_upgrade() });
+        assert!(l.is_locked_exclusive() && l.reader_count() == 0);
+        unsafe { l.downgrade_to_upgradable() };
+        assert!(l.try_lock_shared());
+        unsafe { l.downgrade_upgradable() };
+        assert!(l.try_lock_upgradable(), "the upgradable slot is free again");
+        unsafe {
+            l.unlock_upgradable();
+            unlock_reads(l, 2);
+        }
+        l.lock_exclusive();
+        unsafe { l.downgrade() };
+        assert_eq!(l.reader_count(), 1);
+        unsafe { l.unlock_shared() };
+    });
 }
 
 #[test]
 fn timeouts_give_up_and_leave_no_parked_bit() {
-    for policy in BOTH {
-        let l = RawRwLock::with_policy(policy);
+    in_both_policies(|l, policy| {
         l.lock_exclusive();
         let start = Instant::now();
         assert!(!l.try_lock_shared_for(Duration::from_millis(10)));
@@ -106,98 +132,82 @@ fn timeouts_give_up_and_leave_no_parked_bit() {
         assert!(!l.try_lock_upgradable_for(Duration::from_millis(10)));
         assert!(Instant::now() - start >= Duration::from_millis(30));
         unsafe { l.unlock_exclusive() };
-        assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
+        assert_eq!(state(l), policy_bits(policy), "{policy:?}");
         l.lock_shared();
         assert!(!l.try_lock_exclusive_until(Instant::now() + Duration::from_millis(5)));
         unsafe { l.unlock_shared() };
-        assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
-    }
+    });
 }
 
 #[test]
 fn a_timed_out_upgrade_keeps_the_upgradable_read_and_lets_readers_in() {
-    let l = Arc::new(RawRwLock::new());
-    l.lock_upgradable();
-    l.lock_shared(); // another reader, that stays
-    assert!(!unsafe { l.try_upgrade_for(Duration::from_millis(10)) });
-    assert!(!l.is_locked_exclusive());
-    assert!(l.try_lock_shared(), "readers enter again");
-    unsafe {
-        l.unlock_shared();
-        l.unlock_shared();
-        l.upgrade();
-        l.unlock_exclusive();
-    }
-    assert_eq!(state(&l), PREFER_WRITERS);
+    on_a_new_lock(|l| {
+        l.lock_upgradable();
+        l.lock_shared(); // another reader, that stays
+        assert!(!unsafe { l.try_upgrade_for(Duration::from_millis(10)) });
+        assert!(!l.is_locked_exclusive());
+        assert!(l.try_lock_shared(), "readers enter again");
+        unsafe {
+            unlock_reads(l, 2);
+            l.upgrade();
+            l.unlock_exclusive();
+        }
+    });
 }
 
 #[test]
 fn an_upgrade_waits_for_the_readers_and_blocks_new_ones() {
-    let l = Arc::new(RawRwLock::new());
-    l.lock_shared();
-    let l2 = l.clone();
-    let upgraded = Arc::new(AtomicBool::new(false));
-    let u2 = upgraded.clone();
-    let t = std::thread::spawn(move || {
-        l2.lock_upgradable();
-        unsafe { l2.upgrade() };
-        u2.store(true, Ordering::SeqCst);
-        unsafe { l2.unlock_exclusive() };
+    on_a_new_lock(|l| {
+        l.lock_shared();
+        let l2 = l.clone();
+        let upgraded = Arc::new(AtomicBool::new(false));
+        let u2 = upgraded.clone();
+        let t = std::thread::spawn(move || {
+            l2.lock_upgradable();
+            unsafe { l2.upgrade() };
+            u2.store(true, Ordering::SeqCst);
+            unsafe { l2.unlock_exclusive() };
+        });
+        while !l.is_locked_exclusive() {
+            std::thread::yield_now();
+        }
+        assert!(
+            !l.try_lock_shared(),
+            "an upgrade in progress stops new readers"
+        );
+        assert!(!upgraded.load(Ordering::SeqCst));
+        unsafe { l.unlock_shared() };
+        t.join().unwrap();
+        assert!(upgraded.load(Ordering::SeqCst));
     });
-    while !l.is_locked_exclusive() {
-        std::thread::yield_now();
-    }
-    assert!(
-        !l.try_lock_shared(),
-        "an upgrade in progress stops new readers"
-    );
-    assert!(!upgraded.load(Ordering::SeqCst));
-    unsafe { l.unlock_shared() };
-    t.join().unwrap();
-    assert!(upgraded.load(Ordering::SeqCst));
-    assert_eq!(state(&l), PREFER_WRITERS);
 }
 
 #[test]
 fn a_writers_unlock_wakes_every_parked_reader() {
-    for policy in BOTH {
-        let l = Arc::new(RawRwLock::with_policy(policy));
+    in_both_policies(|l, _| {
         l.lock_exclusive();
-        let inside = Arc::new(AtomicUsize::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let (l, inside) = (l.clone(), inside.clone());
-                std::thread::spawn(move || {
-                    l.lock_shared();
-                    inside.fetch_add(1, Ordering::SeqCst);
-                    // Stay until all three are in: they must share.
-                    while inside.load(Ordering::SeqCst) < 3 {
-                        std::thread::yield_now();
-                    }
-                    unsafe { l.unlock_shared() };
-                })
-            })
-            .collect();
-        wait_queued(&l, Class::Reader, 3);
-        unsafe { l.unlock_exclusive() };
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
-    }
+        let inside = AtomicUsize::new(0);
+        let reader = |_| {
+            l.lock_shared();
+            inside.fetch_add(1, Ordering::SeqCst);
+            // Stay until all three are in: they must share.
+            while inside.load(Ordering::SeqCst) < 3 {
+                std::thread::yield_now();
+            }
+            unsafe { l.unlock_shared() };
+        };
+        with_threads(3, reader, || {
+            wait_queued(l, Class::Reader, 3);
+            unsafe { l.unlock_exclusive() };
+        });
+    });
 }
 
 #[test]
 fn writer_preference_stops_new_readers_reader_preference_does_not() {
-    for policy in BOTH {
-        let l = Arc::new(RawRwLock::with_policy(policy));
+    in_both_policies(|l, policy| {
         l.lock_shared();
-        let l2 = l.clone();
-        let w = std::thread::spawn(move || {
-            l2.lock_exclusive();
-            unsafe { l2.unlock_exclusive() };
-        });
-        wait_queued(&l, Class::Writer, 1);
+        let w = queued_writer(l, || ());
         let reader_enters = l.try_lock_shared();
         assert_eq!(reader_enters, policy == RwLockPolicy::PreferReaders);
         if reader_enters {
@@ -205,41 +215,52 @@ fn writer_preference_stops_new_readers_reader_preference_does_not() {
         }
         unsafe { l.unlock_shared() };
         w.join().unwrap();
-        assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
-    }
+    });
+}
+
+/// A thread that queues for the write lock and, once it has it, runs `hold`
+/// and lets go; returned once it is queued.
+fn queued_writer(
+    l: &Arc<RawRwLock>,
+    hold: impl FnOnce() + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    let l2 = l.clone();
+    let w = std::thread::spawn(move || {
+        l2.lock_exclusive();
+        hold();
+        // SAFETY: locked just above.
+        unsafe { l2.unlock_exclusive() };
+    });
+    wait_queued(l, Class::Writer, 1);
+    w
 }
 
 /// A thread that parks for the write lock and holds it, once it has it,
 /// until `release` is set.
 fn parked_writer(l: &Arc<RawRwLock>) -> (std::thread::JoinHandle<()>, Arc<AtomicBool>) {
-    let l2 = l.clone();
     let release = Arc::new(AtomicBool::new(false));
     let r2 = release.clone();
-    let w = std::thread::spawn(move || {
-        l2.lock_exclusive();
+    let w = queued_writer(l, move || {
         while !r2.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
-        // SAFETY: locked just above.
-        unsafe { l2.unlock_exclusive() };
     });
-    wait_queued(l, Class::Writer, 1);
     (w, release)
 }
 
 #[test]
 fn a_fair_unlock_hands_the_lock_to_a_parked_writer() {
-    let l = Arc::new(RawRwLock::new());
-    l.lock_exclusive();
-    let (w, release) = parked_writer(&l);
-    unsafe { l.unlock_exclusive_fair() };
-    assert!(
-        !l.try_lock_exclusive() && !l.try_lock_shared(),
-        "handed over"
-    );
-    release.store(true, Ordering::SeqCst);
-    w.join().unwrap();
-    assert_eq!(state(&l), PREFER_WRITERS);
+    on_a_new_lock(|l| {
+        l.lock_exclusive();
+        let (w, release) = parked_writer(l);
+        unsafe { l.unlock_exclusive_fair() };
+        assert!(
+            !l.try_lock_exclusive() && !l.try_lock_shared(),
+            "handed over"
+        );
+        release.store(true, Ordering::SeqCst);
+        w.join().unwrap();
+    });
 }
 
 #[test]
@@ -263,31 +284,21 @@ fn a_fair_read_unlock_hands_the_lock_to_a_parked_writer() {
 #[test]
 fn rwlock_guards_data() {
     for policy in BOTH {
-        let m = Arc::new(RwLock::from_raw(RawRwLock::with_policy(policy), 0u64));
+        let m = RwLock::from_raw(RawRwLock::with_policy(policy), 0u64);
         let threads = if cfg!(miri) { 2 } else { 4 };
         let per = if cfg!(miri) { 20 } else { 5_000 };
-        let hs: Vec<_> = (0..threads)
-            .map(|i| {
-                let m = m.clone();
-                std::thread::spawn(move || {
-                    for j in 0..per {
-                        if (i + j) % 2 == 0 {
-                            *m.write() += 1;
-                        } else if j % 3 == 0 {
-                            let up = m.upgradable_read();
-                            let mut w = RwLockUpgradableReadGuard::upgrade(up);
-                            *w += 1;
-                        } else {
-                            let r = m.read();
-                            assert!(*r <= (threads * per) as u64);
-                        }
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
+        contend(threads, per, |i, j| {
+            if (i + j) % 2 == 0 {
+                *m.write() += 1;
+            } else if j % 3 == 0 {
+                let up = m.upgradable_read();
+                let mut w = RwLockUpgradableReadGuard::upgrade(up);
+                *w += 1;
+            } else {
+                let r = m.read();
+                assert!(*r <= (threads * per) as u64);
+            }
+        });
         let writes: u64 = (0..threads)
             .map(|i| (0..per).filter(|j| (i + j) % 2 == 0 || j % 3 == 0).count() as u64)
             .sum();
@@ -301,8 +312,7 @@ fn rwlock_guards_data() {
 
 #[test]
 fn async_read_and_write_queue_then_acquire_and_cancel_cleanly() {
-    for policy in BOTH {
-        let l = Arc::new(RawRwLock::with_policy(policy));
+    in_both_policies(|l, _| {
         let w = AsyncWaiter::new();
         assert!(
             unsafe { l.lock_exclusive_async_begin(&w) },
@@ -340,24 +350,23 @@ fn async_read_and_write_queue_then_acquire_and_cancel_cleanly() {
             }
             unsafe { l2.unlock_exclusive() };
         });
-        wait_queued(&l, Class::Writer, 1);
+        wait_queued(l, Class::Writer, 1);
         unsafe { l.unlock_shared() };
         t.join().unwrap();
-        assert_eq!(state(&l), policy_bits(policy), "{policy:?}");
-    }
+    });
 }
 
 #[test]
 fn a_reaped_queued_waiter_owes_nothing_and_is_never_handed_the_lock() {
-    let l = RawRwLock::new();
-    l.lock_shared();
-    let gone = AsyncWaiter::new();
-    assert!(!unsafe { l.lock_exclusive_async_begin(&gone) });
-    // SAFETY (test): nobody uses `gone` again.
-    unsafe { parking_lot::abandon_async(&gone) };
-    assert_eq!(parking_lot::parked_count(l.key(Class::Writer)), 0);
-    unsafe { l.unlock_shared() };
-    assert_eq!(state(&l), PREFER_WRITERS, "free, no parked bit");
+    on_a_new_lock(|l| {
+        l.lock_shared();
+        let gone = AsyncWaiter::new();
+        assert!(!unsafe { l.lock_exclusive_async_begin(&gone) });
+        // SAFETY (test): nobody uses `gone` again.
+        unsafe { parking_lot::abandon_async(&gone) };
+        assert_eq!(parking_lot::parked_count(l.key(Class::Writer)), 0);
+        unsafe { l.unlock_shared() };
+    });
 }
 
 #[test]
@@ -381,17 +390,13 @@ fn a_handoff_the_reaped_owner_never_took_is_released() {
 
 #[test]
 fn a_thread_that_may_not_block_waits_awake_for_a_held_lock() {
-    let l = Arc::new(RawRwLock::new());
+    let l = RawRwLock::new();
     l.lock_exclusive();
-    let l2 = l.clone();
-    let reader = std::thread::spawn(move || {
-        crate::set_thread_may_block(false);
-        l2.lock_shared();
-        unsafe { l2.unlock_shared() };
-    });
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    unsafe { l.unlock_exclusive() };
-    reader.join().unwrap();
+    let reader = || {
+        l.lock_shared();
+        unsafe { l.unlock_shared() };
+    };
+    waits_awake(reader, || unsafe { l.unlock_exclusive() });
     assert!(l.try_lock_exclusive());
     unsafe { l.unlock_exclusive() };
 }
@@ -457,12 +462,7 @@ fn a_recursive_read_passes_a_parked_writer_that_a_plain_read_waits_for() {
 fn a_recursive_read_passes_a_writer_owed_the_lock() {
     let l = Arc::new(RawRwLock::with_policy(RwLockPolicy::PreferReaders));
     l.lock_shared();
-    let l2 = l.clone();
-    let w = std::thread::spawn(move || {
-        l2.lock_exclusive();
-        unsafe { l2.unlock_exclusive() };
-    });
-    wait_queued(&l, Class::Writer, 1);
+    let w = queued_writer(&l, || ());
     // Overlapping reads until a leaving one says the writer is owed the lock.
     while l.try_lock_shared() {
         std::thread::sleep(Duration::from_micros(200));
@@ -470,57 +470,50 @@ fn a_recursive_read_passes_a_writer_owed_the_lock() {
     }
     assert_ne!(state(&l) & WRITER_FIRST, 0);
     assert!(l.try_lock_shared_recursive(), "a read is held");
-    unsafe {
-        l.unlock_shared();
-        l.unlock_shared();
-    }
+    unsafe { unlock_reads(&l, 2) };
     w.join().unwrap();
     assert_eq!(state(&l), 0);
 }
 
 #[test]
 fn a_recursive_read_passes_a_waiting_upgrade_only_for_another_reader() {
-    let l = Arc::new(RawRwLock::new());
-    l.lock_shared();
-    let l2 = l.clone();
-    let u = std::thread::spawn(move || {
-        l2.lock_upgradable();
-        unsafe {
-            l2.upgrade();
-            l2.unlock_exclusive();
-        }
+    on_a_new_lock(|l| {
+        l.lock_shared();
+        let l2 = l.clone();
+        let u = std::thread::spawn(move || {
+            l2.lock_upgradable();
+            unsafe {
+                l2.upgrade();
+                l2.unlock_exclusive();
+            }
+        });
+        wait_queued(l, Class::Upgrade, 1);
+        assert!(
+            !l.try_lock_shared(),
+            "an upgrade in progress stops new readers"
+        );
+        assert!(l.try_lock_shared_recursive(), "but not a read by a reader");
+        unsafe { unlock_reads(l, 2) };
+        u.join().unwrap();
     });
-    wait_queued(&l, Class::Upgrade, 1);
-    assert!(
-        !l.try_lock_shared(),
-        "an upgrade in progress stops new readers"
-    );
-    assert!(l.try_lock_shared_recursive(), "but not a read by a reader");
-    unsafe {
-        l.unlock_shared();
-        l.unlock_shared();
-    }
-    u.join().unwrap();
-    assert_eq!(state(&l), PREFER_WRITERS);
 }
 
 #[test]
 fn a_recursive_read_with_nobody_reading_waits_and_times_out_as_a_read() {
-    for policy in BOTH {
-        let l = RawRwLock::with_policy(policy);
+    in_both_policies(|l, policy| {
         l.lock_exclusive();
         assert!(!l.try_lock_shared_recursive());
         assert!(!l.try_lock_shared_recursive_for(Duration::from_millis(5)));
         assert!(!l.try_lock_shared_recursive_until(Instant::now() + Duration::from_millis(5)));
         unsafe { l.unlock_exclusive() };
         assert_eq!(
-            state(&l),
+            state(l),
             policy_bits(policy),
             "{policy:?}: no parked bit left"
         );
         l.lock_shared_recursive();
         unsafe { l.unlock_shared() };
-    }
+    });
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::parking_lot::parked_count;
+use crate::test_threads::{contend, with_threads};
 use core::cell::UnsafeCell;
 use std::sync::Arc;
 
@@ -13,36 +14,34 @@ struct Guarded<L> {
 // SAFETY: `count` is only touched while `lock` is held (RawLock's contract).
 unsafe impl<L: RawLock> Sync for Guarded<L> {}
 
+impl<L: RawLock> Guarded<L> {
+    fn new() -> Self {
+        Guarded {
+            lock: L::new(),
+            count: UnsafeCell::new(0),
+        }
+    }
+
+    /// Takes the lock, bumps the count, lets go.
+    fn bump(&self) {
+        self.lock.lock();
+        // SAFETY: we hold the lock; it was acquired just above and is
+        // released once, right after.
+        unsafe {
+            *self.count.get() += 1;
+            self.lock.unlock();
+        }
+    }
+}
+
 /// The lost-update check: a plain counter, incremented under the lock by
 /// several threads, must come out exact (and Miri sees any data race).
 fn counter_stays_exact<L: RawLock + 'static>() {
     let threads = if cfg!(miri) { 2 } else { 4 };
     let per = if cfg!(miri) { 50 } else { 20_000 };
-    let g = Arc::new(Guarded {
-        lock: L::new(),
-        count: UnsafeCell::new(0),
-    });
-    let hs: Vec<_> = (0..threads)
-        .map(|_| {
-            let g = g.clone();
-            std::thread::spawn(move || {
-                for _ in 0..per {
-                    g.lock.lock();
-                    // SAFETY: we hold the lock; it was acquired just above
-                    // and is released once, right after.
-                    unsafe {
-                        *g.count.get() += 1;
-                        g.lock.unlock();
-                    }
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    // SAFETY: every other thread has been joined.
-    assert_eq!(unsafe { *g.count.get() }, threads * per, "{}", L::NAME);
+    let g = Guarded::<L>::new();
+    contend(threads, per, |_, _| g.bump());
+    assert_eq!(g.count.into_inner(), (threads * per) as u64, "{}", L::NAME);
 }
 
 /// Holds the lock until `WAITERS` threads are parked on it, then lets
@@ -53,82 +52,62 @@ fn parked_waiters_all_get_the_lock<L: RawLock + 'static>() -> L {
     // 3: enough that a wakeup can leave others queued (Cascade's chain,
     // Thunder's herd re-parking, may_have_more).
     const WAITERS: usize = 3;
-    let g = Arc::new(Guarded {
-        lock: L::new(),
-        count: UnsafeCell::new(0),
-    });
+    let g = Guarded::<L>::new();
     // Every lock here parks under its own address (Lock and the toys are
     // repr(transparent) over their state byte).
     let key = &g.lock as *const L as usize;
     g.lock.lock();
-    let hs: Vec<_> = (0..WAITERS)
-        .map(|_| {
-            let g = g.clone();
-            std::thread::spawn(move || {
-                g.lock.lock();
-                // SAFETY: we hold the lock until the unlock right after.
-                unsafe {
-                    *g.count.get() += 1;
-                    g.lock.unlock();
-                }
-            })
-        })
-        .collect();
-    while parked_count(key) != WAITERS {
-        std::thread::yield_now();
-    }
-    // SAFETY: locked above, before the waiters started.
-    unsafe { g.lock.unlock() };
-    for h in hs {
-        h.join().unwrap();
-    }
-    let g = Arc::into_inner(g).unwrap();
+    with_threads(
+        WAITERS,
+        |_| g.bump(),
+        || {
+            while parked_count(key) != WAITERS {
+                std::thread::yield_now();
+            }
+            // SAFETY: locked above, before the waiters started.
+            unsafe { g.lock.unlock() };
+        },
+    );
     assert_eq!(g.count.into_inner(), WAITERS as u64, "{}", L::NAME);
     g.lock
 }
 
-#[test]
-fn lock_excludes() {
-    counter_stays_exact::<Lock>();
-    let l = parked_waiters_all_get_the_lock::<Lock>();
-    assert!(!l.is_locked() && !l.has_parked());
+/// A test that `$lock` keeps the counter exact and, given `|l| check`, that
+/// its parked waiters all get it, leaving `l` (the lock, idle) to `check`.
+macro_rules! excludes {
+    ($name:ident, $lock:ty) => {
+        #[test]
+        fn $name() {
+            counter_stays_exact::<$lock>();
+        }
+    };
+    ($name:ident, $lock:ty, |$l:ident| $check:expr) => {
+        #[test]
+        fn $name() {
+            counter_stays_exact::<$lock>();
+            let $l = parked_waiters_all_get_the_lock::<$lock>();
+            $check;
+        }
+    };
 }
 
-#[test]
-fn word_lock_excludes() {
-    counter_stays_exact::<WordLock>();
-}
-
-#[test]
-fn yield_spin_lock_excludes() {
-    counter_stays_exact::<YieldSpinLock>();
-}
-
-#[test]
-fn pause_spin_lock_excludes() {
-    counter_stays_exact::<PauseSpinLock>();
-}
-
-#[test]
-fn thunder_lock_excludes_and_wakes_its_herd() {
-    counter_stays_exact::<ThunderLock>();
-    let l = parked_waiters_all_get_the_lock::<ThunderLock>();
-    assert_eq!(l.state.into_inner(), UNLOCKED);
-}
-
-#[test]
-fn cascade_lock_excludes_and_wakes_down_the_chain() {
-    counter_stays_exact::<CascadeLock>();
-    let l = parked_waiters_all_get_the_lock::<CascadeLock>();
-    assert_eq!(l.state.into_inner(), UNLOCKED);
-}
-
-#[test]
-fn handoff_lock_excludes_and_hands_over() {
-    counter_stays_exact::<HandoffLock>();
-    let l = parked_waiters_all_get_the_lock::<HandoffLock>();
-    assert_eq!(l.state.into_inner(), 0);
-}
+excludes!(lock_excludes, Lock, |l| assert!(
+    !l.is_locked() && !l.has_parked()
+));
+excludes!(word_lock_excludes, WordLock);
+excludes!(yield_spin_lock_excludes, YieldSpinLock);
+excludes!(pause_spin_lock_excludes, PauseSpinLock);
+excludes!(thunder_lock_excludes_and_wakes_its_herd, ThunderLock, |l| {
+    assert_eq!(l.state.into_inner(), UNLOCKED)
+});
+excludes!(
+    cascade_lock_excludes_and_wakes_down_the_chain,
+    CascadeLock,
+    |l| { assert_eq!(l.state.into_inner(), UNLOCKED) }
+);
+excludes!(handoff_lock_excludes_and_hands_over, HandoffLock, |l| {
+    assert_eq!(l.state.into_inner(), 0)
+});
 
 #[test]
 fn barging_lock_excludes_and_wakes_its_parked() {

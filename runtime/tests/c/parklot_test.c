@@ -103,6 +103,40 @@ static pthread_t spawn(void *(*fn)(void *), void *arg)
     return t;
 }
 
+/* Defines the thread function `name` (for spawn), whose body sees its
+ * argument as `type *var` and returns nothing. */
+#define THREAD_FN(name, type, var)      \
+    static void name##_body(type *var); \
+    static void *name(void *arg)        \
+    {                                   \
+        name##_body(arg);               \
+        return NULL;                    \
+    }                                   \
+    static void name##_body(type *var)
+
+/* A thread's argument: the state its test shares, and its index. */
+struct thread_arg { void *shared; int id; };
+
+/* Starts fn on n threads, thread i with args[i] = {shared, i}. */
+static void spawn_each(void *(*fn)(void *), void *shared, int n, struct thread_arg *args,
+                       pthread_t *threads)
+{
+    for (int i = 0; i < n; i++) {
+        args[i] = (struct thread_arg){ shared, i };
+        threads[i] = spawn(fn, &args[i]);
+    }
+}
+
+/* Runs fn(arg) on n threads at once (at most 8) and joins them all. */
+static void run_threads(void *(*fn)(void *), void *arg, int n)
+{
+    pthread_t t[8];
+    for (int i = 0; i < n; i++)
+        t[i] = spawn(fn, arg);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+}
+
 /* Words that other threads wait on with parklot_wait32 are accessed atomically. */
 static int32_t load32(const int32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static int32_t bump32(int32_t *p) { return __atomic_fetch_add(p, 1, __ATOMIC_SEQ_CST); }
@@ -336,9 +370,8 @@ static void ring_wait(struct ring *r, parklot_condition_t *cond)
         r->bad_waits++;
 }
 
-static void *producer_thread(void *arg)
+THREAD_FN(producer_thread, struct producer, p)
 {
-    struct producer *p = arg;
     struct ring *r = p->ring;
     for (int32_t i = 0; i < ITEMS_PER_PRODUCER; i++) {
         parklot_lock(&r->lock);
@@ -349,7 +382,6 @@ static void *producer_thread(void *arg)
         parklot_condition_notify_one(&r->not_empty);
         parklot_unlock(&r->lock);
     }
-    return NULL;
 }
 
 /* Takes the next item, or returns 0 once all items have been taken. */
@@ -374,16 +406,14 @@ static int32_t ring_take(struct ring *r)
     return item;
 }
 
-static void *consumer_thread(void *arg)
+THREAD_FN(consumer_thread, struct consumer, c)
 {
-    struct consumer *c = arg;
     int32_t item;
     while ((item = ring_take(c->ring)) != 0) {
         c->sum += item;
         c->received++;
         __atomic_fetch_add(&c->ring->seen[item], 1, __ATOMIC_RELAXED);
     }
-    return NULL;
 }
 
 static void test_producer_consumer(void)
@@ -449,17 +479,13 @@ struct cond_waiters {
     int32_t results[COND_WAITERS];
 };
 
-struct cond_waiter { struct cond_waiters *shared; int id; };
-
-static void *cond_waiter_thread(void *arg)
+THREAD_FN(cond_waiter_thread, struct thread_arg, w)
 {
-    struct cond_waiter *w = arg;
     struct cond_waiters *s = w->shared;
     parklot_lock(&s->lock);
     s->waiting++;
     s->results[w->id] = parklot_condition_wait(&s->cond, &s->lock, LONG_WAIT);
     parklot_unlock(&s->lock);
-    return NULL;
 }
 
 /* Returns holding the lock once n threads are inside condition_wait. A waiter
@@ -483,12 +509,11 @@ static int lock_when_waiting(struct cond_waiters *s, int n)
 static void test_condition_notify(void)
 {
     static struct cond_waiters s;
-    struct cond_waiter args[COND_WAITERS];
+    struct thread_arg args[COND_WAITERS];
     pthread_t threads[COND_WAITERS];
 
     /* notify_one: exactly one queued waiter, found at the first try. */
-    args[0] = (struct cond_waiter){ &s, 0 };
-    threads[0] = spawn(cond_waiter_thread, &args[0]);
+    spawn_each(cond_waiter_thread, &s, 1, args, threads);
     int32_t one = lock_when_waiting(&s, 1) ? parklot_condition_notify_one(&s.cond) : -100;
     parklot_unlock(&s.lock);
     pthread_join(threads[0], NULL);
@@ -497,10 +522,7 @@ static void test_condition_notify(void)
 
     /* notify_all: counts every queued waiter. */
     s.waiting = 0;
-    for (int i = 0; i < COND_WAITERS; i++) {
-        args[i] = (struct cond_waiter){ &s, i };
-        threads[i] = spawn(cond_waiter_thread, &args[i]);
-    }
+    spawn_each(cond_waiter_thread, &s, COND_WAITERS, args, threads);
     int64_t all = lock_when_waiting(&s, COND_WAITERS) ? parklot_condition_notify_all(&s.cond) : -100;
     parklot_unlock(&s.lock);
     for (int i = 0; i < COND_WAITERS; i++)
@@ -517,26 +539,20 @@ struct word_waiter {
     int32_t result;
 };
 
-static void *wait32_thread(void *arg)
+THREAD_FN(wait32_thread, struct word_waiter, w)
 {
-    struct word_waiter *w = arg;
     w->result = parklot_wait32(&w->word32, w->word32, LONG_WAIT);
-    return NULL;
 }
 
-static void *wait64_thread(void *arg)
+THREAD_FN(wait64_thread, struct word_waiter, w)
 {
-    struct word_waiter *w = arg;
     w->result = parklot_wait64(&w->word64, w->word64, LONG_WAIT);
-    return NULL;
 }
 
 /* A 32-bit wait on the first half of the 64-bit word (both halves are 0). */
-static void *wait32_on_word64_thread(void *arg)
+THREAD_FN(wait32_on_word64_thread, struct word_waiter, w)
 {
-    struct word_waiter *w = arg;
     w->result = parklot_wait32((const int32_t *)(const void *)&w->word64, 0, LONG_WAIT);
-    return NULL;
 }
 
 /* Starts `fn` waiting on `addr`, notifies it, and returns what its wait returned;
@@ -620,28 +636,24 @@ struct fifo {
     int32_t results[FIFO_WAITERS];
 };
 
-struct fifo_waiter { struct fifo *fifo; int32_t id; };
-
-static void *fifo_waiter_thread(void *arg)
+THREAD_FN(fifo_waiter_thread, struct thread_arg, w)
 {
-    struct fifo_waiter *w = arg;
-    struct fifo *f = w->fifo;
+    struct fifo *f = w->shared;
     bump32(&f->queued);
     f->results[w->id] = parklot_wait32(&f->word, 0, LONG_WAIT);
     __atomic_store_n(&f->order[bump32(&f->woken)], w->id, __ATOMIC_SEQ_CST);
-    return NULL;
 }
 
 static void test_notify_fifo(void)
 {
     static struct fifo f;
-    struct fifo_waiter args[FIFO_WAITERS];
+    struct thread_arg args[FIFO_WAITERS];
     pthread_t threads[FIFO_WAITERS];
     int in_order = 1, one_each = 1, all_ok = 1;
 
     /* Queue the waiters one at a time, so that the queue order is 0, 1, 2. */
     for (int32_t i = 0; i < FIFO_WAITERS; i++) {
-        args[i] = (struct fifo_waiter){ &f, i };
+        args[i] = (struct thread_arg){ &f, i };
         threads[i] = spawn(fifo_waiter_thread, &args[i]);
         poll_until(&f.queued, i + 1);
         sleep_ms(QUEUE_SETTLE_MS);
@@ -739,12 +751,10 @@ struct race {
     uint64_t woken;
 };
 
-static void *race_notifier_thread(void *arg)
+THREAD_FN(race_notifier_thread, struct race, rc)
 {
-    struct race *rc = arg;
     poll_until(&rc->go, 1);
     rc->woken = parklot_notify(&rc->word, 1);
-    return NULL;
 }
 
 /* A notify on one thread against expire or cancel on another: exactly one of
@@ -782,12 +792,10 @@ struct interrupt_waiter {
     int32_t result;
 };
 
-static void *interruptible_thread(void *arg)
+THREAD_FN(interruptible_thread, struct interrupt_waiter, w)
 {
-    struct interrupt_waiter *w = arg;
     __atomic_store_n(&w->thread, parklot_thread_self(), __ATOMIC_SEQ_CST);
     w->result = parklot_wait32(&w->word, 0, LONG_WAIT);
-    return NULL;
 }
 
 static void test_embedding(void)
@@ -897,31 +905,35 @@ static void rw_read_step(struct rw_shared *s)
     parklot_rwlock_unlock_read(&s->lock);
 }
 
-static void *rw_thread(void *arg)
+THREAD_FN(rw_thread, struct rw_shared, s)
 {
-    struct rw_shared *s = arg;
     for (int i = 0; i < 20000; i++) {
         if (i % 3 == 0)
             rw_write_step(s);
         else
             rw_read_step(s);
     }
-    return NULL;
 }
 
-static void test_rwlock_threads(void)
+/* Runs fn on 4 threads over one rw_shared, in each policy: nobody may have
+ * been inside beside whom they must not (`no_overlap`), and the value must
+ * come out at `value` (`counted`). */
+static void rw_threads(void *(*fn)(void *), int64_t value, const char *no_overlap,
+                       const char *counted)
 {
     for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
         struct rw_shared s = {.inside = 0, .upgradable = 0, .bad = 0, .value = 0};
         parklot_rwlock_init(&s.lock, prefer_writers);
-        pthread_t t[4];
-        for (int i = 0; i < 4; i++)
-            t[i] = spawn(rw_thread, &s);
-        for (int i = 0; i < 4; i++)
-            pthread_join(t[i], NULL);
-        check(!s.bad, "rwlock: no writer overlapped anyone (4 threads)");
-        check_eq(s.value, 4 * 6667, "rwlock: every write counted");
+        run_threads(fn, &s, 4);
+        check(!s.bad, no_overlap);
+        check_eq(s.value, value, counted);
     }
+}
+
+static void test_rwlock_threads(void)
+{
+    rw_threads(rw_thread, 4 * 6667, "rwlock: no writer overlapped anyone (4 threads)",
+               "rwlock: every write counted");
 }
 
 static void test_rwlock_upgradable_basics(void)
@@ -986,16 +998,14 @@ struct upgrade_race {
     int32_t saw_left;    /* what the upgrader saw once upgraded */
 };
 
-static void *upgrader_thread(void *arg)
+THREAD_FN(upgrader_thread, struct upgrade_race, r)
 {
-    struct upgrade_race *r = arg;
     parklot_rwlock_upgradable_read(&r->lock);
     __atomic_store_n(&r->stage, 1, __ATOMIC_SEQ_CST);
     parklot_rwlock_upgrade(&r->lock);
     __atomic_store_n(&r->saw_left, load32(&r->reader_left), __ATOMIC_SEQ_CST);
     __atomic_store_n(&r->stage, 2, __ATOMIC_SEQ_CST);
     parklot_rwlock_unlock_write(&r->lock);
-    return NULL;
 }
 
 static void test_rwlock_upgrade_waits_for_readers(void)
@@ -1020,9 +1030,8 @@ static void test_rwlock_upgrade_waits_for_readers(void)
 
 /* Every other iteration an upgradable read, which every fourth upgrades to
  * add 1 to the value it read; else writes (odd i divisible by 3) and reads. */
-static void *upg_thread(void *arg)
+THREAD_FN(upg_thread, struct rw_shared, s)
 {
-    struct rw_shared *s = arg;
     for (int i = 0; i < 10000; i++) {
         if (i % 2 == 0) {
             parklot_rwlock_upgradable_read(&s->lock);
@@ -1049,23 +1058,14 @@ static void *upg_thread(void *arg)
             rw_read_step(s);
         }
     }
-    return NULL;
 }
 
 static void test_rwlock_upgradable_threads(void)
 {
-    for (int prefer_writers = 0; prefer_writers < 2; prefer_writers++) {
-        struct rw_shared s = {.inside = 0, .upgradable = 0, .bad = 0, .value = 0};
-        parklot_rwlock_init(&s.lock, prefer_writers);
-        pthread_t t[4];
-        for (int i = 0; i < 4; i++)
-            t[i] = spawn(upg_thread, &s);
-        for (int i = 0; i < 4; i++)
-            pthread_join(t[i], NULL);
-        check(!s.bad, "upgradable: one upgradable reader at a time, no writer beside anyone, upgrades see what they read (4 threads)");
-        /* per thread: i % 4 == 0 upgrades (2500), odd i divisible by 3 writes (1667) */
-        check_eq(s.value, 4 * (2500 + 1667), "upgradable: every upgrade and write counted");
-    }
+    /* per thread: i % 4 == 0 upgrades (2500), odd i divisible by 3 writes (1667) */
+    rw_threads(upg_thread, 4 * (2500 + 1667),
+               "upgradable: one upgradable reader at a time, no writer beside anyone, upgrades see what they read (4 threads)",
+               "upgradable: every upgrade and write counted");
 }
 
 struct sem_shared {
@@ -1074,9 +1074,8 @@ struct sem_shared {
     int32_t bad;
 };
 
-static void *sem_thread(void *arg)
+THREAD_FN(sem_thread, struct sem_shared, s)
 {
-    struct sem_shared *s = arg;
     for (int i = 0; i < 20000; i++) {
         uint32_t n = (uint32_t)(i % 3) + 1;
         parklot_semaphore_acquire(&s->sem, n, -1);
@@ -1085,7 +1084,6 @@ static void *sem_thread(void *arg)
         __atomic_fetch_sub(&s->held, (int32_t)n, __ATOMIC_SEQ_CST);
         parklot_semaphore_release(&s->sem, n);
     }
-    return NULL;
 }
 
 static void test_semaphore(void)
@@ -1104,11 +1102,7 @@ static void test_semaphore(void)
 
     struct sem_shared s = {.held = 0, .bad = 0};
     parklot_semaphore_init(&s.sem, 3);
-    pthread_t t[4];
-    for (int i = 0; i < 4; i++)
-        t[i] = spawn(sem_thread, &s);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
+    run_threads(sem_thread, &s, 4);
     check(!s.bad, "semaphore: never more than 3 permits held (4 threads)");
     check_eq(parklot_semaphore_available(&s.sem), 3, "semaphore: every permit came back");
 }
@@ -1120,9 +1114,8 @@ struct barrier_shared {
     int32_t bad;
 };
 
-static void *barrier_thread(void *arg)
+THREAD_FN(barrier_thread, struct barrier_shared, s)
 {
-    struct barrier_shared *s = arg;
     for (int round = 0; round < 100; round++) {
         __atomic_fetch_add(&s->arrived, 1, __ATOMIC_SEQ_CST);
         int32_t r = parklot_barrier_wait(&s->barrier);
@@ -1132,7 +1125,6 @@ static void *barrier_thread(void *arg)
             __atomic_fetch_add(&s->leaders, 1, __ATOMIC_SEQ_CST);
         parklot_barrier_wait(&s->barrier);
     }
-    return NULL;
 }
 
 static int32_t once_runs;
@@ -1158,20 +1150,13 @@ static void test_barrier_and_once(void)
 {
     struct barrier_shared s = {.leaders = 0, .arrived = 0, .bad = 0};
     check_eq(parklot_barrier_init(&s.barrier, 4), 0, "barrier: init");
-    pthread_t t[4];
-    for (int i = 0; i < 4; i++)
-        t[i] = spawn(barrier_thread, &s);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
+    run_threads(barrier_thread, &s, 4);
     check(!s.bad, "barrier: nobody passed before all four arrived");
     check_eq(s.leaders, 100, "barrier: one leader per opening (100 rounds)");
     check_eq(parklot_barrier_init(NULL, 2), PARKLOT_EINVAL, "barrier: NULL");
 
     check_eq(parklot_once_done(&the_once), 0, "once: not done yet");
-    for (int i = 0; i < 4; i++)
-        t[i] = spawn(once_thread, NULL);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
+    run_threads(once_thread, NULL, 4);
     check_eq(once_runs, 1, "once: ran once, and every caller saw it done");
     check_eq(parklot_once_done(&the_once), 1, "once: done");
     check_eq(parklot_once(&the_once, NULL, NULL), PARKLOT_EINVAL, "once: NULL function");
@@ -1187,9 +1172,8 @@ struct barrier_pool {
     int32_t broken;
 };
 
-static void *barrier_pool_thread(void *arg)
+THREAD_FN(barrier_pool_thread, struct barrier_pool, p)
 {
-    struct barrier_pool *p = arg;
     while (__atomic_fetch_add(&p->tickets, 1, __ATOMIC_SEQ_CST) < 2 * p->openings) {
         int32_t r = parklot_barrier_wait_for(&p->barrier, LONG_WAIT);
         if (r == 1)
@@ -1197,7 +1181,6 @@ static void *barrier_pool_thread(void *arg)
         else if (r != 0)
             __atomic_fetch_add(&p->broken, 1, __ATOMIC_SEQ_CST);
     }
-    return NULL;
 }
 
 static void *waiting_barrier_thread(void *arg)
@@ -1211,11 +1194,7 @@ static void test_barrier_breaks(void)
      * counts into some generation (a lost one leaves a thread waiting). */
     struct barrier_pool p = {.tickets = 0, .openings = 5000, .leaders = 0, .broken = 0};
     parklot_barrier_init(&p.barrier, 2);
-    pthread_t t[4];
-    for (int i = 0; i < 4; i++)
-        t[i] = spawn(barrier_pool_thread, &p);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
+    run_threads(barrier_pool_thread, &p, 4);
     check_eq(p.leaders, 5000, "barrier: 4 threads on a barrier for 2, exactly one leader per 2 arrivals");
     check_eq(p.broken, 0, "barrier: 4 threads on a barrier for 2, no wait timed out");
 
@@ -1328,14 +1307,12 @@ struct async_writer {
     int32_t go;
 };
 
-static void *async_writer_thread(void *arg)
+THREAD_FN(async_writer_thread, struct async_writer, s)
 {
-    struct async_writer *s = arg;
     parklot_rwlock_write(&s->lock);
     __atomic_store_n(&s->holding, 1, __ATOMIC_SEQ_CST);
     poll_until(&s->go, 1);
     parklot_rwlock_unlock_write(&s->lock);
-    return NULL;
 }
 
 static void test_async_rwlock(void)

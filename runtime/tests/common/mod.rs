@@ -58,3 +58,76 @@ pub fn never_preempt_on_wakeup() {
     let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
     assert_eq!(r, 0, "sched_setscheduler(SCHED_BATCH)");
 }
+
+/// A lock as [`starvation_check`] contends for it: a holder that takes it
+/// almost all the time, and an asker that takes it once.
+#[cfg(target_os = "linux")]
+pub trait Contested: Sync {
+    /// Takes the lock, on the holder's thread.
+    fn hold(&self);
+    /// Lets go of what [`Contested::hold`] took (called only after it).
+    fn let_go(&self);
+    /// Takes the lock, on the asker's thread.
+    fn ask(&self);
+    /// Lets go of what [`Contested::ask`] took (called only after it).
+    fn leave(&self);
+    /// Waits, once the asker has asked, for it to spin and park.
+    fn settle(&self);
+}
+
+/// Eventual fairness, checked so that a lock without it fails (fairness.rs
+/// says how). Two threads share one CPU: this one holds `lock` almost all
+/// the time (a short critical section, then it lets go and takes it again
+/// at once), the other, SCHED_BATCH, asks for it once. Returns the longest
+/// of `rounds` waits, or `Err` with the first round whose wait passed
+/// `limit`.
+#[cfg(target_os = "linux")]
+pub fn starvation_check(
+    lock: &impl Contested,
+    rounds: usize,
+    limit: Duration,
+) -> Result<Duration, usize> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut longest = Duration::ZERO;
+    pin_to_one_cpu(); // this test's thread: the holder
+    for round in 0..rounds {
+        let asking = AtomicBool::new(false);
+        let got = AtomicBool::new(false);
+        lock.hold();
+        let waited = std::thread::scope(|s| {
+            let asker = s.spawn(|| {
+                pin_to_one_cpu();
+                never_preempt_on_wakeup();
+                asking.store(true, Ordering::SeqCst);
+                lock.ask();
+                got.store(true, Ordering::SeqCst);
+                lock.leave();
+            });
+            while !asking.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            lock.settle();
+            let asked = parklot::Instant::now();
+            let mut x = 1.0f64;
+            let mut waited = Duration::ZERO;
+            while !got.load(Ordering::Relaxed) && waited <= limit {
+                for _ in 0..64 {
+                    lock.let_go();
+                    lock.hold();
+                    for _ in 0..100 {
+                        x = std::hint::black_box(x * 1.000001 + 0.5); // the critical section
+                    }
+                }
+                waited = parklot::Instant::now().saturating_duration_since(asked);
+            }
+            lock.let_go();
+            asker.join().unwrap();
+            waited
+        });
+        if waited > limit {
+            return Err(round);
+        }
+        longest = longest.max(waited);
+    }
+    Ok(longest)
+}

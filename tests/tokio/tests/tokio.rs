@@ -7,16 +7,33 @@
 #![allow(clippy::await_holding_lock)]
 
 use parklot::{Condvar, CondvarAsync, Mutex, MutexAsync, Once, RwLock, RwLockAsync, Semaphore};
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::runtime::Runtime;
 
-fn runtime() -> tokio::runtime::Runtime {
+fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4) // more than the machine's cores, on purpose
         .enable_time()
         .build()
         .unwrap()
+}
+
+/// Runs `n` tasks of `task` on `rt`, each given its own clone of `shared`,
+/// and waits for them all.
+fn tasks<S, F>(rt: &Runtime, n: usize, shared: &S, task: impl Fn(S) -> F)
+where
+    S: Clone,
+    F: Future<Output = ()> + Send + 'static,
+{
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..n).map(|_| tokio::spawn(task(shared.clone()))).collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
 }
 
 #[test]
@@ -34,24 +51,14 @@ fn tasks_and_blocking_threads_count_exactly_on_one_mutex() {
             })
         })
         .collect();
-    runtime().block_on(async {
-        let tasks: Vec<_> = (0..TASKS)
-            .map(|_| {
-                let m = m.clone();
-                tokio::spawn(async move {
-                    for i in 0..ROUNDS {
-                        let mut g = m.lock_async().await;
-                        *g += 1;
-                        if i % 64 == 0 {
-                            drop(g);
-                            tokio::task::yield_now().await;
-                        }
-                    }
-                })
-            })
-            .collect();
-        for t in tasks {
-            t.await.unwrap();
+    tasks(&runtime(), TASKS, &m, |m| async move {
+        for i in 0..ROUNDS {
+            let mut g = m.lock_async().await;
+            *g += 1;
+            if i % 64 == 0 {
+                drop(g);
+                tokio::task::yield_now().await;
+            }
         }
     });
     for b in blockers {
@@ -104,24 +111,14 @@ fn rwlock_semaphore_condvar_and_once_across_tasks_and_threads() {
             }
         })
     };
-    rt.block_on(async {
-        let ws: Vec<_> = (0..8)
-            .map(|_| {
-                let l = l.clone();
-                tokio::spawn(async move {
-                    for _ in 0..200 {
-                        let mut w = l.write_async().await;
-                        w.0 += 1;
-                        w.1 += 1;
-                        drop(w);
-                        let r = l.read_async().await;
-                        assert_eq!(r.0, r.1);
-                    }
-                })
-            })
-            .collect();
-        for w in ws {
-            w.await.unwrap();
+    tasks(&rt, 8, &l, |l| async move {
+        for _ in 0..200 {
+            let mut w = l.write_async().await;
+            w.0 += 1;
+            w.1 += 1;
+            drop(w);
+            let r = l.read_async().await;
+            assert_eq!(r.0, r.1);
         }
     });
     reader.join().unwrap();
@@ -130,23 +127,13 @@ fn rwlock_semaphore_condvar_and_once_across_tasks_and_threads() {
     // Semaphore: never more than 3 inside.
     let s = Arc::new(Semaphore::new(3));
     let inside = Arc::new(AtomicUsize::new(0));
-    rt.block_on(async {
-        let ts: Vec<_> = (0..16)
-            .map(|_| {
-                let (s, inside) = (s.clone(), inside.clone());
-                tokio::spawn(async move {
-                    for _ in 0..100 {
-                        s.acquire_async(1).await;
-                        assert!(inside.fetch_add(1, Ordering::SeqCst) < 3);
-                        tokio::task::yield_now().await;
-                        inside.fetch_sub(1, Ordering::SeqCst);
-                        s.release(1);
-                    }
-                })
-            })
-            .collect();
-        for t in ts {
-            t.await.unwrap();
+    tasks(&rt, 16, &(s, inside), |(s, inside)| async move {
+        for _ in 0..100 {
+            s.acquire_async(1).await;
+            assert!(inside.fetch_add(1, Ordering::SeqCst) < 3);
+            tokio::task::yield_now().await;
+            inside.fetch_sub(1, Ordering::SeqCst);
+            s.release(1);
         }
     });
 
@@ -171,22 +158,12 @@ fn rwlock_semaphore_condvar_and_once_across_tasks_and_threads() {
     // Once: many tasks, one run.
     let once = Arc::new(Once::new());
     let runs = Arc::new(AtomicUsize::new(0));
-    rt.block_on(async {
-        let ts: Vec<_> = (0..16)
-            .map(|_| {
-                let (once, runs) = (once.clone(), runs.clone());
-                tokio::spawn(async move {
-                    once.call_once_async(|| {
-                        std::thread::sleep(Duration::from_millis(5));
-                        runs.fetch_add(1, Ordering::SeqCst);
-                    })
-                    .await
-                })
-            })
-            .collect();
-        for t in ts {
-            t.await.unwrap();
-        }
+    tasks(&rt, 16, &(once, runs.clone()), |(once, runs)| async move {
+        once.call_once_async(|| {
+            std::thread::sleep(Duration::from_millis(5));
+            runs.fetch_add(1, Ordering::SeqCst);
+        })
+        .await
     });
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

@@ -33,47 +33,29 @@ use wasm_bindgen::prelude::*;
 pub use wasm_bindgen_rayon::init_thread_pool;
 
 #[cfg(not(feature = "std-mutex"))]
-mod locks {
+mod imp {
     //! parklot's locks, which never sleep on a thread that may not block.
+    pub use parklot::{const_mutex as mutex, const_rwlock as rwlock};
+    pub use parklot::{Mutex, MutexGuard, RwLock};
+    pub use parklot::{RwLockReadGuard as ReadGuard, RwLockWriteGuard as WriteGuard};
     pub const NAME: &str = "parklot";
-    pub type Mutex<T> = parklot::Mutex<T>;
-    pub type RwLock<T> = parklot::RwLock<T>;
-    pub type MutexGuard<'a, T> = parklot::MutexGuard<'a, T>;
-    pub type ReadGuard<'a, T> = parklot::RwLockReadGuard<'a, T>;
-    pub type WriteGuard<'a, T> = parklot::RwLockWriteGuard<'a, T>;
 
-    pub const fn mutex<T>(value: T) -> Mutex<T> {
-        parklot::const_mutex(value)
+    /// Their calls return the guard itself...
+    pub fn got<G>(guard: G) -> G {
+        guard
     }
-    pub const fn rwlock<T>(value: T) -> RwLock<T> {
-        parklot::const_rwlock(value)
-    }
-    pub fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-        m.try_lock()
-    }
-    pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-        m.lock()
-    }
-    pub fn try_read<T>(l: &RwLock<T>) -> Option<ReadGuard<'_, T>> {
-        l.try_read()
-    }
-    pub fn read<T>(l: &RwLock<T>) -> ReadGuard<'_, T> {
-        l.read()
-    }
-    pub fn write<T>(l: &RwLock<T>) -> WriteGuard<'_, T> {
-        l.write()
+    /// ...or, for a try, an `Option` of it.
+    pub fn maybe<G>(guard: Option<G>) -> Option<G> {
+        guard
     }
 }
 
 #[cfg(feature = "std-mutex")]
-mod locks {
+mod imp {
     //! std's locks, which wait with `memory.atomic.wait32` on every thread.
+    pub use std::sync::{Mutex, MutexGuard, RwLock};
+    pub use std::sync::{RwLockReadGuard as ReadGuard, RwLockWriteGuard as WriteGuard};
     pub const NAME: &str = "std";
-    pub type Mutex<T> = std::sync::Mutex<T>;
-    pub type RwLock<T> = std::sync::RwLock<T>;
-    pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
-    pub type ReadGuard<'a, T> = std::sync::RwLockReadGuard<'a, T>;
-    pub type WriteGuard<'a, T> = std::sync::RwLockWriteGuard<'a, T>;
 
     pub const fn mutex<T>(value: T) -> Mutex<T> {
         Mutex::new(value)
@@ -81,20 +63,36 @@ mod locks {
     pub const fn rwlock<T>(value: T) -> RwLock<T> {
         RwLock::new(value)
     }
+    /// Their calls return a `Result` (poisoned or, for a try, would block).
+    pub fn got<G, E: core::fmt::Debug>(result: Result<G, E>) -> G {
+        result.unwrap()
+    }
+    pub fn maybe<G, E>(result: Result<G, E>) -> Option<G> {
+        result.ok()
+    }
+}
+
+mod locks {
+    //! The app's locks, parklot's or std's (the `std-mutex` feature), with
+    //! one set of calls.
+    use super::imp::{got, maybe};
+    pub use super::imp::{mutex, rwlock, Mutex, RwLock, NAME};
+    use super::imp::{MutexGuard, ReadGuard, WriteGuard};
+
     pub fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-        m.try_lock().ok()
+        maybe(m.try_lock())
     }
     pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-        m.lock().unwrap()
+        got(m.lock())
     }
     pub fn try_read<T>(l: &RwLock<T>) -> Option<ReadGuard<'_, T>> {
-        l.try_read().ok()
+        maybe(l.try_read())
     }
     pub fn read<T>(l: &RwLock<T>) -> ReadGuard<'_, T> {
-        l.read().unwrap()
+        got(l.read())
     }
     pub fn write<T>(l: &RwLock<T>) -> WriteGuard<'_, T> {
-        l.write().unwrap()
+        got(l.write())
     }
 }
 

@@ -73,23 +73,19 @@ static WASM_SAFE_MUTEX: wasm_safe_mutex::Mutex<Shared> = wasm_safe_mutex::Mutex:
 /// code monomorphized per lock), or throws for an unknown name.
 macro_rules! with_peer {
     ($name:expr, |$peer:ident| $body:expr) => {
+        with_peer!($name, |$peer| $body, {
+            "parklot" => PARKLOT,
+            "std" => STD,
+            "wasm_sync" => WASM_SYNC,
+            "wasm_safe_mutex" => WASM_SAFE_MUTEX,
+        })
+    };
+    ($name:expr, |$peer:ident| $body:expr, { $($key:literal => $lock:ident,)* }) => {
         match $name {
-            "parklot" => {
-                let $peer = &PARKLOT;
+            $($key => {
+                let $peer = &$lock;
                 $body
-            }
-            "std" => {
-                let $peer = &STD;
-                $body
-            }
-            "wasm_sync" => {
-                let $peer = &WASM_SYNC;
-                $body
-            }
-            "wasm_safe_mutex" => {
-                let $peer = &WASM_SAFE_MUTEX;
-                $body
-            }
+            })*
             other => wasm_bindgen::throw_str(&format!("peers: no lock {other:?}")),
         }
     };
