@@ -58,12 +58,10 @@ impl<T: ?Sized> LockOrDeadlock for crate::Mutex<T> {
     where
         T: 'a;
     fn lock_or_deadlock(&self) -> Result<crate::MutexGuard<'_, T>, DeadlockError> {
-        // SAFETY: the raw lock is taken just before its guard is made, and
-        // the guard releases it.
-        unsafe {
-            self.raw().lock_or_deadlock()?;
-            Ok(self.make_guard_unchecked(lock_api::GuardSend::new()))
-        }
+        // SAFETY: `raw` only to take the lock, whose guard is made next.
+        unsafe { self.raw() }.lock_or_deadlock()?;
+        // SAFETY: taken just above; the guard releases it.
+        Ok(unsafe { self.make_guard_unchecked(lock_api::GuardSend::new()) })
     }
 }
 
@@ -72,11 +70,10 @@ impl<T: ?Sized> LockOrDeadlock for crate::Mutex<T> {
 pub fn write_or_deadlock<T: ?Sized>(
     lock: &crate::RwLock<T>,
 ) -> Result<crate::RwLockWriteGuard<'_, T>, DeadlockError> {
-    // SAFETY: as for the Mutex above.
-    unsafe {
-        lock.raw().lock_exclusive_or_deadlock()?;
-        Ok(lock.make_write_guard_unchecked(lock_api::GuardSend::new()))
-    }
+    // SAFETY: `raw` only to take the lock, whose guard is made next.
+    unsafe { lock.raw() }.lock_exclusive_or_deadlock()?;
+    // SAFETY: taken just above; the guard releases it.
+    Ok(unsafe { lock.make_write_guard_unchecked(lock_api::GuardSend::new()) })
 }
 
 /// A read of an [`RwLock`](crate::RwLock), or the cycle.
@@ -84,9 +81,8 @@ pub fn write_or_deadlock<T: ?Sized>(
 pub fn read_or_deadlock<T: ?Sized>(
     lock: &crate::RwLock<T>,
 ) -> Result<crate::RwLockReadGuard<'_, T>, DeadlockError> {
-    // SAFETY: as for the Mutex above.
-    unsafe {
-        lock.raw().lock_shared_or_deadlock()?;
-        Ok(lock.make_read_guard_unchecked(lock_api::GuardSend::new()))
-    }
+    // SAFETY: as above.
+    unsafe { lock.raw() }.lock_shared_or_deadlock()?;
+    // SAFETY: as above.
+    Ok(unsafe { lock.make_read_guard_unchecked(lock_api::GuardSend::new()) })
 }

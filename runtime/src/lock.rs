@@ -428,11 +428,7 @@ impl Lock {
         // set up and torn down on every call when this was one function).
         // Not a swap as in `unlock`: a byte that is not locked must not be
         // touched, even for a moment.
-        diagnostics::released(self.key());
-        if self.release_alone() {
-            return Ok(());
-        }
-        self.release(false, 0)
+        self.checked_release(false)
     }
 
     /// Like [`unlock_fair`](Self::unlock_fair), but a lock that is not
@@ -440,11 +436,18 @@ impl Lock {
     #[inline]
     pub fn checked_unlock_fair(&self) -> Result<(), NotLocked> {
         // With nobody queued there is nobody to hand the lock to.
+        self.checked_release(true)
+    }
+
+    /// The checked releases: one CAS for a plain `LOCKED` byte, else the
+    /// whole protocol, out of line.
+    #[inline]
+    fn checked_release(&self, fair: bool) -> Result<(), NotLocked> {
         diagnostics::released(self.key());
         if self.release_alone() {
             return Ok(());
         }
-        self.release(true, 0)
+        self.release(fair, 0)
     }
 
     /// Releases a plain `LOCKED` byte (nobody queued, no mark) with one CAS;

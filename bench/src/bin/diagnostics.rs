@@ -8,16 +8,16 @@
 //! a debugging session pays.
 //!
 //! `cargo run --release -p parklot-bench --bin diagnostics -- [--quick] [--out DIR]`
-//! writes `native-diagnostics.md` to DIR (default `bench/results`). Rounds
-//! interleave across rows; cells are medians over rounds, with the range.
+//! writes `native-diagnostics.md` and `.json` to DIR (default
+//! `bench/results`). Rounds interleave across rows; cells are medians over
+//! rounds, with the range.
 
 use parklot::toy_locks::{CascadeLock, RawLock, ThunderLock};
 use parklot::{deadlock, diagnostics, lock_order, Lock};
-use parklot_bench::machine::{now_iso8601, Machine};
 use parklot_bench::runner::{run_round, RoundConfig, Start};
+use parklot_bench::side::{self, Plan, Suite};
 use parklot_bench::stats::Spread;
-use std::fmt::Write as _;
-use std::time::Duration;
+use serde_json::json;
 
 /// A row: a lock and the diagnostics switched on while it runs.
 struct Row {
@@ -72,92 +72,73 @@ fn rows() -> Vec<Row> {
     ]
 }
 
+const SUITE: Suite = Suite {
+    name: "native-diagnostics",
+    experiment: "Lock with diagnostics off, tracking, detecting, and checking lock order, beside seed 000's toys",
+    round_ms: 150,
+    threads: &[1, 2, 4, 8],
+};
+
 fn main() {
-    let mut quick = false;
-    let mut out = String::from("bench/results");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        if arg == "--quick" {
-            quick = true;
-        } else if arg == "--out" {
-            out = args.next().expect("--out needs a directory");
-        } else {
-            panic!("usage: diagnostics [--quick] [--out DIR]; got {arg:?}");
-        }
-    }
-    let (rounds, ms, threads): (usize, u64, &[usize]) = if quick {
-        (2, 30, &[1, 4])
-    } else {
-        (5, 150, &[1, 2, 4, 8])
-    };
+    let plan = Plan::from_env(SUITE);
+    let (duration, threads) = (plan.round_time(), plan.threads());
     let rows = rows();
-    // rates[row][point] = one rate per round
+    // rates[row][point]: one rate per round.
     let mut rates = vec![vec![Vec::new(); threads.len()]; rows.len()];
-    for round in 0..rounds {
+    let mut log = Vec::new();
+    for round in 0..plan.rounds() {
         for (p, &n) in threads.iter().enumerate() {
             for (r, row) in rows.iter().enumerate() {
                 let config = RoundConfig {
                     threads: n,
-                    duration: Duration::from_millis(ms),
+                    duration,
                     work: 1,
                     start: Start::Together,
                     round,
                 };
                 (row.mode)(true);
-                rates[r][p].push((row.run)(&config));
+                let rate = (row.run)(&config);
                 (row.mode)(false);
+                rates[r][p].push(rate);
+                log.push((round, row.name, json!({ "threads": n, "rate": rate })));
             }
         }
-        eprintln!("diagnostics: round {} of {rounds}", round + 1);
+        eprintln!("diagnostics: round {} of {}", round + 1, plan.rounds());
     }
-    let base = 2; // "diagnostics off"
-    let mut md = String::new();
-    let machine = Machine::this();
-    writeln!(md, "# What the diagnostics cost a Lock\n").unwrap();
-    writeln!(md, "- date: {}", now_iso8601()).unwrap();
-    writeln!(
-        md,
-        "- machine: {}, {} cores, {}-{}, {}",
-        machine.cpu,
-        machine.cores,
-        machine.os,
-        machine.arch,
-        machine.rustc.as_deref().unwrap_or("rustc unknown")
-    )
-    .unwrap();
-    writeln!(md, "- rounds: {rounds} per row and point, {ms} ms each, interleaved across rows; seed 000's critical section (1 add+multiply)").unwrap();
-    writeln!(md, "- cells: acquisitions/s, median over rounds (min-max), and its ratio to `Lock` with diagnostics off; one thread: ns per lock + unlock in brackets\n").unwrap();
-    write!(md, "| lock |").unwrap();
-    for n in threads {
-        write!(md, " threads {n} |").unwrap();
-    }
-    writeln!(md).unwrap();
-    writeln!(md, "|---|{}", "---|".repeat(threads.len())).unwrap();
+    let columns: Vec<String> = threads.iter().map(|n| format!("threads {n}")).collect();
+    let mut header = vec![("lock", false)];
+    header.extend(columns.iter().map(|c| (c.as_str(), true)));
+    let mut md = plan.markdown(
+        "What the diagnostics cost a Lock",
+        "Acquisitions per second of seed 000's critical section (1 add+multiply)",
+        "(min-max), and x the ratio to `Lock` with diagnostics off; at one thread, \
+         ns per lock + unlock in brackets",
+        &header,
+    );
     let spread = |r: usize, p: usize| Spread::of(rates[r][p].iter().copied()).expect("rounds ran");
+    let off = 2; // "diagnostics off"
     for (r, row) in rows.iter().enumerate() {
-        write!(md, "| {} |", row.name).unwrap();
+        let mut line = format!("| {} |", row.name);
         for (p, &n) in threads.iter().enumerate() {
             let s = spread(r, p);
-            let x = s.median / spread(base, p).median;
+            let x = s.median / spread(off, p).median;
             let ns = if n == 1 {
                 format!(" [{:.2} ns]", 1e9 / s.median)
             } else {
                 String::new()
             };
-            write!(
-                md,
+            line += &format!(
                 " {} x{x:.2}{ns} ({}-{}) |",
                 si(s.median),
                 si(s.min),
                 si(s.max)
-            )
-            .unwrap();
+            );
         }
-        writeln!(md).unwrap();
+        side::row(&mut md, line + "\n");
     }
-    print!("{md}");
-    std::fs::create_dir_all(&out).expect("the output directory");
-    std::fs::write(format!("{out}/native-diagnostics.md"), md).expect("writing the table");
+    let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
+    let doc = plan.document(&names, log, Vec::new());
+    plan.write(&md, &doc);
 }
 
 /// 172000000 → "172M".
