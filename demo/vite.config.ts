@@ -1,4 +1,4 @@
-// Builds the demo pages into demo/dist: three pages, their workers, Chart.js
+// Builds the demo pages into demo/dist: four pages, their workers, Chart.js
 // and parklot's package (js/dist, with its wasm module) bundled together, so
 // the served pages fetch nothing from outside the server.
 import { defineConfig } from 'vite';
@@ -23,6 +23,7 @@ export default defineConfig({
         index: here('index.html'),
         arena: here('arena.html'),
         lab: here('lab.html'),
+        diagnostics: here('diagnostics.html'),
       },
     },
   },
