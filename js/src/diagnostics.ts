@@ -12,14 +12,26 @@
  */
 import { DeadlockError, closedError, type DeadlockCycle, type DeadlockLock, type DeadlockStep, type DeadlockThread } from './errors.js';
 import { Kind, primitiveNames, type PrimitiveKind } from './kinds.js';
-import type { Glue } from './loader.js';
+
+/** The wasm exports this module calls (wasm/src/diagnostics.rs). */
+interface DiagnosticsExports {
+  diag_snapshot(): string;
+  diag_last_deadlock(): string;
+  diag_check_deadlock(): string;
+  diag_lock_order_violations(): string;
+  diag_set_detection(on: boolean): void;
+  diag_set_tracking(on: boolean): void;
+  diag_set_lock_order(on: boolean): void;
+}
 
 /**
  * What this module uses of a runtime instance: a `Core` (core.ts), named by
- * its shape because core.ts reaches this module (through acquired.ts).
+ * its shape because core.ts reaches this module (through acquired.ts), and
+ * without the glue's own types, which need the DOM's (the package's public
+ * types must not).
  */
 export interface Instance {
-  readonly glue: Glue;
+  readonly glue: DiagnosticsExports;
   readonly closed: boolean;
 }
 
@@ -175,7 +187,7 @@ interface RawViolation {
   otherStack: string | null;
 }
 
-function glueOf(core: Instance): Glue {
+function glueOf(core: Instance): DiagnosticsExports {
   if (core.closed) throw closedError();
   return core.glue;
 }
