@@ -63,10 +63,11 @@ function isStart(value: unknown): value is StartMessage {
  * `attachWorker()` revives). `script` is the worker's URL, or, in browsers,
  * a `Worker` you made with `new Worker(new URL('./worker.js',
  * import.meta.url), { type: 'module' })` so that your bundler sees it.
- * Resolves to the worker.
+ * `options.name` names the worker's thread in `rt.diagnostics()` and in
+ * `DeadlockError`s (default 'worker <id>'). Resolves to the worker.
  *
  * @example
- * const worker = await spawnWorker(rt, new URL('./worker.mjs', import.meta.url), { lock, counter });
+ * const worker = await spawnWorker(rt, new URL('./worker.mjs', import.meta.url), { lock, counter }, { name: 'indexer' });
  * // worker.mjs: const { runtime, data } = await attachWorker();
  */
 export async function spawnWorker<W extends WorkerLike>(rt: Runtime, script: W, data?: unknown, options?: { name?: string }): Promise<W>;
@@ -159,7 +160,8 @@ async function nodeStart(): Promise<StartMessage> {
  * In a worker that `spawnWorker` started: attaches to its runtime and
  * returns it with the `data` sent, locks and conditions revived. Call it
  * first, before the worker awaits anything else (in browsers the start
- * message arrives as the worker's first message).
+ * message arrives as the worker's first message). `options.name` names this
+ * thread (default: the name `spawnWorker` was given).
  *
  * @example
  * const { runtime, data } = await attachWorker();

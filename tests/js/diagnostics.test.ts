@@ -216,6 +216,30 @@ describe('the snapshot with detection off', () => {
     expect(rt.diagnostics().waiters.filter((w) => w.address === word || w.address === lock.address)).toEqual([]);
   });
 
+  it('checkDeadlock() finds the cycle of a frozen pair without disturbing it; terminating them ends it', async () => {
+    rt.setHoldTracking(true);
+    const [a, b] = [rt.lock(), rt.lock()];
+    const go = rt.alloc(4, 4);
+    const x = await start('x', 'holdThenTake', { mine: a, other: b, go });
+    const y = await start('y', 'holdThenTake', { mine: b, other: a, go });
+    await Promise.all([x.next('holding'), y.next('holding')]);
+    Atomics.store(rt.int32(go), 0, 1);
+    rt.atomics.notify(rt.int32(go), 0);
+    await until('both wait', (s) => waitersOn(s, a) === 1 && waitersOn(s, b) === 1);
+    const cycles = rt.checkDeadlock();
+    expect(cycles).toHaveLength(1);
+    console.log(`frozen, detection off: ${cycles[0]!.description}`);
+    expect(cycles[0]!.threads.map((t) => t.name).sort()).toEqual(['x', 'y']);
+    expect(cycles[0]!.locks.map((l) => l.address).sort((p, q) => p - q)).toEqual([a.address, b.address].sort((p, q) => p - q));
+    await sleep(50);
+    const still = rt.diagnostics(); // undisturbed: both still wait
+    expect([waitersOn(still, a), waitersOn(still, b)]).toEqual([1, 1]);
+    await Promise.all([x.worker.terminate(), y.worker.terminate()]);
+    await until('both are reaped', (s) => s.threads.filter((t) => t.name === 'x' || t.name === 'y').every((t) => t.state === 'reaped'));
+    expect(rt.checkDeadlock()).toEqual([]);
+    expect([a.isLocked(), b.isLocked()]).toEqual([false, false]);
+  });
+
   it('refuses bad arguments with clear errors', async () => {
     expect(() => rt.setDeadlockDetection('yes' as unknown as boolean)).toThrow(/^parklot: Runtime\.setDeadlockDetection\(\): pass true or false, got string$/);
     expect(() => rt.atomics.waiterCount(new Int32Array(new SharedArrayBuffer(8)), 0)).toThrow(/not this runtime's memory/);
