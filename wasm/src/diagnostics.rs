@@ -30,7 +30,10 @@ extern "C" {
 
 /// Whether lock-order checking is on, so that each acquisition export says
 /// where it was called from: one relaxed load of a memory-wide byte on
-/// those exports' paths while it is off.
+/// those exports' paths while it is off (measured from JS, Node 20, one
+/// thread, lock + unlock: 17.4-17.5 ns without the check, 17.8-18.2 with
+/// it). A core that asked the embedder for the site only when it records a
+/// pair would save it.
 static SITES: AtomicBool = AtomicBool::new(false);
 
 std::thread_local! {
