@@ -150,6 +150,30 @@ describe('deadlock detection across workers', () => {
     expect(((await w.done) as { refused?: Refusal }).refused).toBeUndefined();
   });
 
+  it("rejects a Condition.waitAsync whose taking back of its lock would close a cycle, the lock not held", async () => {
+    rt.setDeadlockDetection(true);
+    const [a, l2, cond] = [rt.lock(), rt.lock(), rt.condition()];
+    const go = rt.alloc(4, 4);
+    Atomics.store(rt.int32(go), 0, 1);
+    expect(l2.tryLock()).toBe(true); // main holds l2 throughout
+    expect(a.tryLock()).toBe(true);
+    const waiting = cond.waitAsync(a).then(
+      () => undefined,
+      (e: unknown) => e,
+    ); // releases a
+    const w = await start('taker', 'holdThenTake', { mine: a, other: l2, go });
+    await w.next('holding'); // the worker holds a
+    await until('the worker waits for l2', (s) => waitersOn(s, l2) === 1);
+    expect(cond.notifyOne()).toBe(true); // main's wait ends; taking a back would wait for the worker, which waits for main
+    const error = await waiting;
+    expect(error).toBeInstanceOf(DeadlockError);
+    expect((error as DeadlockError).message).toMatch(/^parklot: Condition\.waitAsync\(\): deadlock: thread \d+ \(test main\) waits for Lock/);
+    expect((error as DeadlockError).cycle.threads.map((t) => t.name)).toEqual(['test main', 'taker']);
+    l2.unlock(); // the worker goes on
+    expect(((await w.done) as { refused?: Refusal }).refused).toBeUndefined();
+    expect([a.isLocked(), l2.isLocked()]).toEqual([false, false]);
+  });
+
   it('withLock and withLockAsync throw and reject DeadlockError, holding nothing new', async () => {
     rt.setDeadlockDetection(true);
     const [a, b] = [rt.lock(), rt.lock()];
