@@ -242,8 +242,9 @@ export class Runtime {
    */
   static async attachWithLifePort(handle: RuntimeHandle, options: AttachOptions, lifePort: unknown): Promise<Runtime> {
     const h = checkHandle(handle);
-    const mayBlock = checkMayBlock(checkOptions('Runtime.attach()', options)['mayBlock']) ?? detectMayBlock();
-    const name = checkThreadName('Runtime.attach()', checkOptions('Runtime.attach()', options)['name']);
+    const given = checkOptions('Runtime.attach()', options);
+    const mayBlock = checkMayBlock(given['mayBlock']) ?? detectMayBlock();
+    const name = checkThreadName('Runtime.attach()', given['name']);
     const life = await beginLife(h.id, { watched: lifePort !== undefined });
     if (lifePort !== undefined) keepLifePort(h.id, lifePort, life.tag);
     const core = Core.open(await freshGlue(), h.module, h.memory, mayBlock, life, { address: h.header, id: h.id });
