@@ -1,4 +1,4 @@
-// Builds the demo pages into demo/dist: three pages, their workers, Chart.js
+// Builds the demo pages into demo/dist: five pages, their workers, Chart.js
 // and parklot's package (js/dist, with its wasm module) bundled together, so
 // the served pages fetch nothing from outside the server.
 import { defineConfig, type HtmlTagDescriptor, type Plugin } from 'vite';
@@ -12,6 +12,7 @@ const PAGES = [
   { file: 'index.html', href: './', label: 'About' },
   { file: 'arena.html', href: './arena.html', label: 'Lock arena' },
   { file: 'lab.html', href: './lab.html', label: 'Wait/notify lab' },
+  { file: 'diagnostics.html', href: './diagnostics.html', label: 'Diagnostics' },
 ];
 
 /**
@@ -60,6 +61,7 @@ export default defineConfig({
         index: here('index.html'),
         arena: here('arena.html'),
         lab: here('lab.html'),
+        diagnostics: here('diagnostics.html'),
       },
     },
   },

@@ -3,11 +3,12 @@
  * means to a caller: shared by every primitive that can be acquired, and by
  * the waiter pool, which releases what a cancelled async wait was granted.
  */
+import { deadlockError, type Instance } from './diagnostics.js';
 import { OwnerDiedError, alreadyHeldError } from './errors.js';
 import { freedError } from './kinds.js';
 
 /** What the wasm acquisition exports return (wasm/src/lib.rs, `acquired`). */
-export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4, Freed: 5 } as const;
+export const Acquired = { No: 0, Yes: 1, OwnerDied: 2, AlreadyHeld: 3, NotHeld: 4, Freed: 5, Deadlock: 6 } as const;
 
 /** What a reader-writer lock's call takes, releases or turns into (wasm/src/toolkit.rs, `rw_mode`). */
 export const Mode = { Read: 0, Write: 1, Upgradable: 2, Upgrade: 3 } as const;
@@ -40,10 +41,11 @@ export async function holdingAsync<T>(take: () => Promise<unknown>, give: () => 
 
 /**
  * Whether an acquisition export took the lock at `address`; throws for an
- * owner-died lock (then held by this thread) and for a lock this thread
- * already holds (then nothing changed).
+ * owner-died lock (then held by this thread), for a lock this thread
+ * already holds and for a wait deadlock detection refused (then nothing
+ * changed: a `DeadlockError`, whose cycle `core` gives).
  */
-export function tookLock(code: number, call: string, address: number): boolean {
+export function tookLock(code: number, call: string, address: number, core?: Instance): boolean {
   switch (code) {
     case Acquired.Yes:
       return true;
@@ -53,6 +55,9 @@ export function tookLock(code: number, call: string, address: number): boolean {
       throw new OwnerDiedError(call, address);
     case Acquired.Freed: // only a freed Lock object calls with its stand-in's address
       throw freedError(call, 'Lock');
+    case Acquired.Deadlock:
+      if (core !== undefined) throw deadlockError(core, call, address);
+      throw new Error(`parklot: ${call}: deadlock detection refused this wait (waiting would close a cycle)`);
     default:
       throw alreadyHeldError(call);
   }

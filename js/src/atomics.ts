@@ -231,6 +231,26 @@ export class RuntimeAtomics {
   }
 
   /**
+   * How many waiters (blocking or async, of any thread) are queued on
+   * `typedArray[index]` right now: what engines expose only to their own
+   * tests. A snapshot: by the time it returns, waiters may have come or gone.
+   * Throws as `notify` does for a bad array or index, and a TypeError for a
+   * view of a buffer that is not this runtime's memory.
+   *
+   * @example
+   * while (rt.atomics.waiterCount(word, 0) < 2) await sleep(1); // both workers are waiting
+   */
+  waiterCount(typedArray: Int32Array | BigInt64Array, index: number): number {
+    const call = 'rt.atomics.waiterCount()';
+    const core = this.#core;
+    if (core.closed) throw closedError();
+    const is64 = validateWaitable(typedArray, call);
+    this.#checkBuffer(typedArray, call);
+    const i = validateIndex(typedArray, index, call);
+    return core.glue.diag_waiter_count(this.#reach(typedArray, is64, i, call)) >>> 0;
+  }
+
+  /**
    * DoWait's argument steps, in the spec's order (closed runtime first):
    * validate the typed array and its buffer, the index, the value, the timeout.
    */

@@ -86,6 +86,74 @@ export class OncePoisonedError extends Error {
   }
 }
 
+/** A thread of a deadlock's cycle: its id in `rt.diagnostics()` and its name. */
+export interface DeadlockThread {
+  readonly id: number;
+  /** The name it was given (`Runtime.create({ name })`, `spawnWorker(..., { name })`, ...), if any. */
+  readonly name: string | undefined;
+}
+
+/** A lock of a deadlock's cycle. */
+export interface DeadlockLock {
+  /** Its address: `lock.address` of the object on any thread. */
+  readonly address: number;
+  /** What it is, and how it is waited for: 'Lock', 'RwLock.write', 'RwLock.upgradable', ... */
+  readonly kind: string;
+}
+
+/** One wait of a cycle: `thread` waits for `lock`, which `holder` holds. */
+export interface DeadlockStep {
+  readonly thread: DeadlockThread;
+  readonly lock: DeadlockLock;
+  readonly holder: DeadlockThread;
+}
+
+/**
+ * Threads that wait for each other's locks in a ring: `threads[i]` waits
+ * for `locks[i]`, which `threads[i + 1]` holds (the last one's, which the
+ * first holds).
+ */
+export interface DeadlockCycle {
+  readonly threads: readonly DeadlockThread[];
+  readonly locks: readonly DeadlockLock[];
+  /** The same ring, one wait at a time. */
+  readonly steps: readonly DeadlockStep[];
+  /** The ring in words: "thread 2 (a) waits for Lock 1096 held by thread 3 (b), which waits for ...". */
+  readonly description: string;
+}
+
+/**
+ * Thrown by an acquisition (`lock()`, `lockFor()`, `withLock()`, a
+ * reader-writer lock's blocking calls) and the rejection of an async one
+ * (`lockAsync()`, `withLockAsync()`, `writeAsync()`, ...) that deadlock
+ * detection refused (`rt.setDeadlockDetection(true)`): waiting would have
+ * closed `cycle`, threads waiting for each other's locks for ever. Nothing
+ * was taken and nothing queued; the other threads of the cycle are
+ * untouched and go on once this thread releases what it holds (a
+ * `Condition.waitAsync` refused while taking its lock back rejects with
+ * this, not holding the lock).
+ *
+ * @example
+ * try { second.lock(); } catch (e) {
+ *   if (e instanceof DeadlockError) console.log(e.cycle.threads.map((t) => t.name));
+ * }
+ */
+export class DeadlockError extends Error {
+  override readonly name = 'DeadlockError';
+  /** The address of the lock whose wait was refused. */
+  readonly address: number;
+  /** The cycle the wait would have closed, starting with this thread's own wait. */
+  readonly cycle: DeadlockCycle;
+  constructor(call: string, address: number, cycle: DeadlockCycle) {
+    super(
+      `parklot: ${call}: deadlock: ${cycle.description}. Deadlock detection refused this wait, so nothing was taken: ` +
+        'release the locks this thread holds (the others then go on), and take locks in one global order',
+    );
+    this.address = address;
+    this.cycle = cycle;
+  }
+}
+
 /** A lock taken again by the thread that holds it. */
 export function alreadyHeldError(call: string): TypeError {
   return new TypeError(`parklot: ${call}: this thread already holds the lock (locks are not reentrant); unlock it first`);

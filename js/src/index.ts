@@ -18,7 +18,9 @@
 export { Runtime } from './runtime.js';
 export type { AttachOptions, PlaceKind, RuntimeHandle, RuntimeOptions, WatchableWorker, NodeWorkerExit, BunWorkerClose } from './runtime.js';
 export { Lock } from './lock.js';
-export { BrokenBarrierError, OncePoisonedError, OwnerDiedError } from './errors.js';
+export { BrokenBarrierError, DeadlockError, OncePoisonedError, OwnerDiedError } from './errors.js';
+export type { DeadlockCycle, DeadlockLock, DeadlockStep, DeadlockThread } from './errors.js';
+export type { DiagnosticsSnapshot, HoldInfo, LockOrderViolation, MadeAs, PrimitiveName, QueueInfo, ThreadInfo, WaiterInfo } from './diagnostics.js';
 export { Condition } from './condition.js';
 export { RwLock } from './rwlock.js';
 export type { RwLockOptions, RwLockPolicy, RwLockState } from './rwlock.js';

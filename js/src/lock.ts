@@ -75,7 +75,7 @@ export class Lock extends Primitive<'parklot.lock'> {
     const core = this.#core;
     if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
     const code = this.#take(core);
-    if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address);
+    if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address, core);
   }
 
   /** Takes the lock through the module's export (blocking); returns its code. */
@@ -127,7 +127,7 @@ export class Lock extends Primitive<'parklot.lock'> {
     const t = toTimeout(timeout);
     const core = this.#core;
     if (!core.canBlock && t !== 0) refuseToBlock(core, 'Lock.lockFor()', 'await lock.lockAsync(timeout)');
-    return tookLock(core.glue.lock_for(this.#at, t), 'Lock.lockFor()', this.address);
+    return tookLock(core.glue.lock_for(this.#at, t), 'Lock.lockFor()', this.address, core);
   }
 
   /**
@@ -234,7 +234,7 @@ export class Lock extends Primitive<'parklot.lock'> {
   /** withLock's acquisition did not simply take the lock: throws why, first releasing an owner-died lock (fn must not run on data that may be inconsistent, and its caller cannot unlock). */
   #refuseWith(code: number): never {
     try {
-      tookLock(code, 'Lock.withLock()', this.address);
+      tookLock(code, 'Lock.withLock()', this.address, this.#core);
     } catch (e) {
       if (e instanceof OwnerDiedError) this.unlock();
       throw e;

@@ -20,6 +20,9 @@ import { Once } from './once.js';
 import { MAX_PAGES, MIN_PAGES, detectMayBlock, freshGlue, loadModule } from './loader.js';
 import { revive, type Revived } from './revive.js';
 import { checkAddress, checkAlign, checkSize, isSharedArrayBuffer } from './validate.js';
+import { checkDeadlock, lockOrderViolations, setSwitch, snapshot, type DiagnosticsSnapshot, type LockOrderViolation } from './diagnostics.js';
+import type { DeadlockCycle } from './errors.js';
+import { checkThreadName, nameThread } from './thread-names.js';
 
 /** Options of `Runtime.create`. */
 export interface RuntimeOptions {
@@ -38,12 +41,16 @@ export interface RuntimeOptions {
   module?: WasmModule | UrlLike | string | undefined;
   /** The memory's initial size in 64 KiB pages (18 to 16384; default 18). It grows as needed. */
   initialPages?: number | undefined;
+  /** This thread's name in `rt.diagnostics()` and deadlock reports (default 'main', or 'worker <id>' in a worker). */
+  name?: string | undefined;
 }
 
 /** Options of `Runtime.attach`. */
 export interface AttachOptions {
   /** As in `RuntimeOptions.mayBlock`: default detected. */
   mayBlock?: boolean | undefined;
+  /** This thread's name in `rt.diagnostics()` and deadlock reports (default: the name `spawnWorker` was given, else 'worker <id>'). */
+  name?: string | undefined;
 }
 
 /**
@@ -187,6 +194,7 @@ export class Runtime {
     options ??= {};
     checkIsolated('Runtime.create()');
     const mayBlock = checkMayBlock(options.mayBlock) ?? detectMayBlock();
+    const name = checkThreadName('Runtime.create()', options.name);
     const initial = options.initialPages ?? MIN_PAGES;
     if (typeof initial !== 'number') throw new TypeError(`parklot: options.initialPages must be a number, got ${typeof initial}`);
     if (!Number.isInteger(initial) || initial < MIN_PAGES || initial > MAX_PAGES) {
@@ -207,6 +215,7 @@ export class Runtime {
     const life = await beginLife(id, { creator: true });
     const core = Core.open(await freshGlue(), module, memory, mayBlock, life, undefined, id);
     core.creator = true;
+    nameThread(core, name);
     watchThreads(core, id, life.tag);
     return new Runtime(core);
   }
@@ -233,10 +242,14 @@ export class Runtime {
    */
   static async attachWithLifePort(handle: RuntimeHandle, options: AttachOptions, lifePort: unknown): Promise<Runtime> {
     const h = checkHandle(handle);
-    const mayBlock = checkMayBlock(checkOptions('Runtime.attach()', options)['mayBlock']) ?? detectMayBlock();
+    const given = checkOptions('Runtime.attach()', options);
+    const mayBlock = checkMayBlock(given['mayBlock']) ?? detectMayBlock();
+    const name = checkThreadName('Runtime.attach()', given['name']);
     const life = await beginLife(h.id, { watched: lifePort !== undefined });
     if (lifePort !== undefined) keepLifePort(h.id, lifePort, life.tag);
-    return new Runtime(Core.open(await freshGlue(), h.module, h.memory, mayBlock, life, { address: h.header, id: h.id }));
+    const core = Core.open(await freshGlue(), h.module, h.memory, mayBlock, life, { address: h.header, id: h.id });
+    nameThread(core, name);
+    return new Runtime(core);
   }
 
 
@@ -654,6 +667,93 @@ export class Runtime {
    */
   revive<T>(value: T): Revived<T> {
     return revive(this, value);
+  }
+
+  /**
+   * A snapshot of the runtime now, across its threads: every queued wait
+   * (its address and kind of primitive, the thread, blocking or async, how
+   * long it has waited and how long it may still wait), every thread (its
+   * name, alive or reaped, which one is this), and who holds which lock
+   * while holds are tracked (`setHoldTracking`, `setDeadlockDetection` or
+   * `setLockOrderChecking`; only `Lock`s and reader-writer locks' write and
+   * upgradable holds have one owner to show). Cheap enough to poll every
+   * 100 ms. Match `address` with a primitive's `address` to find it.
+   *
+   * @example
+   * for (const q of rt.diagnostics().queues) console.log(q.address, q.primitive, q.holder, q.waiters.length);
+   */
+  diagnostics(): DiagnosticsSnapshot {
+    return snapshot(this.#core);
+  }
+
+  /**
+   * Switches deadlock detection on or off for every thread of this runtime
+   * (off by default, and then free on the fast paths). While on, an
+   * acquisition that would close a cycle of threads waiting for each
+   * other's locks (across workers and this thread's async waits) throws or
+   * rejects with `DeadlockError` instead of waiting for ever; the other
+   * threads are untouched. Turns hold tracking on while on.
+   *
+   * @example
+   * rt.setDeadlockDetection(true);
+   * try { b.lock(); } catch (e) { if (e instanceof DeadlockError) a.unlock(); }
+   */
+  setDeadlockDetection(on: boolean): void {
+    setSwitch(this.#core, 'detection', 'Runtime.setDeadlockDetection()', on);
+  }
+
+  /**
+   * Switches lock-order checking on or off for every thread of this
+   * runtime (for tests and development; switching it on starts afresh).
+   * While on, every acquisition records "took B while holding A" with the
+   * JS stack of the call (`new Error().stack`, taken only while on), and
+   * the first pair of locks taken in both orders is reported by
+   * `lockOrderViolations()`, before the two orders ever deadlock.
+   *
+   * @example
+   * rt.setLockOrderChecking(true);
+   * runTests();
+   * for (const v of rt.lockOrderViolations()) console.warn(v.description, v.stack, v.otherStack);
+   */
+  setLockOrderChecking(on: boolean): void {
+    setSwitch(this.#core, 'lockOrder', 'Runtime.setLockOrderChecking()', on);
+  }
+
+  /**
+   * Switches hold tracking on or off for every thread of this runtime: while
+   * on, `diagnostics()` says who holds each lock, and `checkDeadlock()` can
+   * see cycles. Locks taken while it was off are not known.
+   *
+   * @example
+   * rt.setHoldTracking(true);
+   * console.log(rt.diagnostics().holds);
+   */
+  setHoldTracking(on: boolean): void {
+    setSwitch(this.#core, 'tracking', 'Runtime.setHoldTracking()', on);
+  }
+
+  /**
+   * The lock-order inversions seen since lock-order checking was switched
+   * on, first first: both threads, and where each took the second lock.
+   *
+   * @example
+   * expect(rt.lockOrderViolations()).toEqual([]);
+   */
+  lockOrderViolations(): LockOrderViolation[] {
+    return lockOrderViolations(this.#core);
+  }
+
+  /**
+   * Every cycle of threads waiting for each other's locks now (each once),
+   * without disturbing them: for a program that froze with detection off.
+   * Needs holds tracked (`setHoldTracking`, or detection or lock-order
+   * checking on) since before the locks were taken.
+   *
+   * @example
+   * for (const cycle of rt.checkDeadlock()) console.error(cycle.description);
+   */
+  checkDeadlock(): DeadlockCycle[] {
+    return checkDeadlock(this.#core);
   }
 
   #viewBuffer(call: string, address: number, length: number, size: number): SharedArrayBuffer {

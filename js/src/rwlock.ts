@@ -333,7 +333,7 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
           'take one with upgradableRead() or upgradableReadAsync() first',
       );
     }
-    return tookLock(code, call, this.address);
+    return tookLock(code, call, this.address, this.#core);
   }
 
   #try(mode: Mode, call: string): boolean {

@@ -12,6 +12,7 @@ import { inWebWorker } from './liveness.js';
 import { isNode } from './loader.js';
 import { revive, type Revived } from './revive.js';
 import { Runtime, type AttachOptions, type WatchableWorker } from './runtime.js';
+import { checkThreadName } from './thread-names.js';
 
 /** The least a worker has: a Node `worker_threads.Worker` and a browser `Worker` both fit. */
 export interface WorkerLike {
@@ -19,13 +20,19 @@ export interface WorkerLike {
   terminate(): unknown;
 }
 
-/** Options for the Worker constructor (`name`, Node's `resourceLimits`, ...); `workerData` is parklot's. */
+/**
+ * Options for the Worker constructor (`name`, Node's `resourceLimits`, ...);
+ * `workerData` is parklot's. `name` also names the worker's thread in
+ * `rt.diagnostics()` and deadlock reports.
+ */
 export type SpawnOptions = Record<string, unknown>;
 
 interface StartMessage {
   kind: 'parklot.start';
   handle: ReturnType<Runtime['handle']>;
   data: unknown;
+  /** The thread's name (`spawnWorker`'s `options.name`). */
+  name?: string;
   /** Node: the worker's life port, whose other end the runtime's reaper watches (reaper.ts). */
   life?: MessagePort;
 }
@@ -56,17 +63,20 @@ function isStart(value: unknown): value is StartMessage {
  * `attachWorker()` revives). `script` is the worker's URL, or, in browsers,
  * a `Worker` you made with `new Worker(new URL('./worker.js',
  * import.meta.url), { type: 'module' })` so that your bundler sees it.
- * Resolves to the worker.
+ * `options.name` names the worker's thread in `rt.diagnostics()` and in
+ * `DeadlockError`s (default 'worker <id>'). Resolves to the worker.
  *
  * @example
- * const worker = await spawnWorker(rt, new URL('./worker.mjs', import.meta.url), { lock, counter });
+ * const worker = await spawnWorker(rt, new URL('./worker.mjs', import.meta.url), { lock, counter }, { name: 'indexer' });
  * // worker.mjs: const { runtime, data } = await attachWorker();
  */
-export async function spawnWorker<W extends WorkerLike>(rt: Runtime, script: W, data?: unknown): Promise<W>;
+export async function spawnWorker<W extends WorkerLike>(rt: Runtime, script: W, data?: unknown, options?: { name?: string }): Promise<W>;
 export async function spawnWorker(rt: Runtime, script: UrlLike | string, data?: unknown, options?: SpawnOptions): Promise<WorkerLike>;
 export async function spawnWorker(rt: Runtime, script: UrlLike | string | WorkerLike, data?: unknown, options: SpawnOptions = {}): Promise<WorkerLike> {
   if (!(rt instanceof Runtime)) throw new TypeError('parklot: spawnWorker(rt, script, data): rt must be a Runtime (from Runtime.create())');
-  const start: StartMessage = { kind: START, handle: rt.handle(), data };
+  options ??= {};
+  const name = checkThreadName('spawnWorker()', options.name);
+  const start: StartMessage = { kind: START, handle: rt.handle(), data, ...(name === undefined ? {} : { name }) };
   if (typeof script === 'object' && script !== null && !(script instanceof URL)) {
     if (typeof script.postMessage !== 'function') {
       throw new TypeError('parklot: spawnWorker(rt, script, data): script must be a URL, a string or a Worker');
@@ -150,7 +160,8 @@ async function nodeStart(): Promise<StartMessage> {
  * In a worker that `spawnWorker` started: attaches to its runtime and
  * returns it with the `data` sent, locks and conditions revived. Call it
  * first, before the worker awaits anything else (in browsers the start
- * message arrives as the worker's first message).
+ * message arrives as the worker's first message). `options.name` names this
+ * thread (default: the name `spawnWorker` was given).
  *
  * @example
  * const { runtime, data } = await attachWorker();
@@ -160,6 +171,7 @@ export async function attachWorker<T = unknown>(options: AttachOptions = {}): Pr
   // Deno's Web Workers pass for Node (`process.versions.node`) but get their
   // start message as a Web Worker does.
   const start = isNode() && !inWebWorker() ? await nodeStart() : await browserStart();
-  const runtime = await Runtime.attachWithLifePort(start.handle, options, start.life);
+  const named = options?.name === undefined && start.name !== undefined ? { ...options, name: start.name } : options;
+  const runtime = await Runtime.attachWithLifePort(start.handle, named, start.life);
   return { runtime, data: revive(runtime, start.data as T) };
 }

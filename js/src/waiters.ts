@@ -187,7 +187,7 @@ export async function acquire(core: Core, record: WaiterRecord, lockAddress: num
   const begun = g.lock_async_begin(lockAddress, record.address);
   if (begun !== Acquired.No) {
     record.queuedOn = Queue.None;
-    return tookLock(begun, call, lockAddress);
+    return tookLock(begun, call, lockAddress, core);
   }
   core.keepAlive.enter();
   try {
@@ -197,13 +197,13 @@ export async function acquire(core: Core, record: WaiterRecord, lockAddress: num
         const resumed = g.lock_async_resume(lockAddress, record.address);
         if (resumed === Acquired.No) continue; // lost the race: queued again
         record.queuedOn = Queue.None;
-        return tookLock(resumed, call, lockAddress);
+        return tookLock(resumed, call, lockAddress, core);
       }
       // Timed out or aborted: leave the queue; a hand-off may have won the race (then the lock is ours).
       const cancelled = g.lock_async_cancel(lockAddress, record.address);
       record.queuedOn = Queue.None;
       if (cancelled === Acquired.No) signal?.throwIfAborted();
-      return tookLock(cancelled, call, lockAddress);
+      return tookLock(cancelled, call, lockAddress, core);
     }
   } finally {
     core.keepAlive.leave();

@@ -30,6 +30,8 @@ use parklot::{Condition, Lock};
 use wasm_bindgen::prelude::*;
 
 mod bench;
+// Snapshot, deadlock detection, lock-order checking, thread names (js/src/diagnostics.ts).
+mod diagnostics;
 // Experiment 6's reader-writer loops (bench/wasm/rwlock.mjs).
 mod bench_rwlock;
 // The global allocator: parklot's lock-free heap, safe to abandon mid-call.
@@ -180,6 +182,9 @@ pub mod acquired {
     pub const NOT_HELD: u32 = 4;
     /// Nothing done: a freed `Lock` object's stand-in (`kinds::is_tombstone`).
     pub const FREED: u32 = 5;
+    /// Nothing done, nothing queued: deadlock detection refused the wait,
+    /// which would close a cycle (`diagnostics::diag_last_deadlock` says which).
+    pub const DEADLOCK: u32 = 6;
 }
 
 /// What a release export returns.
@@ -204,18 +209,22 @@ fn took(addr: u32, lock: &Lock) -> u32 {
     }
 }
 
-/// [`took`] if `taken`, else `acquired::NO`.
+/// [`took`] if `taken`, else `acquired::NO`, or `acquired::DEADLOCK` if
+/// deadlock detection refused the step (nothing held, nothing queued).
 fn took_if(taken: bool, addr: u32, lock: &Lock) -> u32 {
     if taken {
         took(addr, lock)
     } else {
-        acquired::NO
+        diagnostics::refused_or_no()
     }
 }
 
-/// Acquires the lock at `addr`, parking the thread while it is held.
+/// Acquires the lock at `addr`, parking the thread while it is held; or,
+/// with deadlock detection on, `acquired::DEADLOCK` if waiting would close
+/// a cycle (nothing done).
 #[wasm_bindgen]
 pub fn lock(addr: u32) -> u32 {
+    diagnostics::site();
     // SAFETY (every `at::<Lock>` below): the JS wrapper passes the address of a
     // lock it allocated and checked.
     let lock = unsafe { at::<Lock>(addr) };
@@ -228,7 +237,9 @@ pub fn lock(addr: u32) -> u32 {
         if kinds::is_tombstone(addr) {
             return acquired::FREED;
         }
-        lock.lock();
+        if let Err(e) = lock.lock_or_deadlock() {
+            return diagnostics::refused(e);
+        }
     }
     took(addr, lock)
 }
@@ -237,6 +248,7 @@ pub fn lock(addr: u32) -> u32 {
 /// thread holds is not free: `acquired::NO`).
 #[wasm_bindgen]
 pub fn try_lock(addr: u32) -> u32 {
+    diagnostics::site();
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(addr) };
     if lock.try_lock() {
@@ -248,9 +260,11 @@ pub fn try_lock(addr: u32) -> u32 {
     }
 }
 
-/// Acquires the lock at `addr`, waiting at most `timeout_ms`.
+/// Acquires the lock at `addr`, waiting at most `timeout_ms`
+/// (`acquired::DEADLOCK` as for [`lock`]).
 #[wasm_bindgen]
 pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
+    diagnostics::site();
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(addr) };
     if lock.try_lock() {
@@ -266,10 +280,10 @@ pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
         // A try: nothing parks (a thread that may not block calls this too).
         Some(t) if t.is_zero() => false,
         Some(t) => lock.try_lock_for(t),
-        None => {
-            lock.lock();
-            true
-        }
+        None => match lock.lock_or_deadlock() {
+            Ok(()) => true,
+            Err(e) => return diagnostics::refused(e),
+        },
     };
     took_if(taken, addr, lock)
 }
@@ -373,23 +387,36 @@ pub fn waiter_poll(waiter: u32) -> i32 {
 }
 
 /// Async lock, step 1: taken now (`acquired::YES`/`OWNER_DIED`), else
-/// `acquired::NO` and `waiter` is queued. A lock this thread holds is waited
-/// for like any other: on a thread that cannot block, several async tasks
-/// take turns, and whichever holds it will unlock it.
+/// `acquired::NO` and `waiter` is queued, or `acquired::DEADLOCK` and
+/// nothing queued (deadlock detection: waiting would close a cycle). A lock
+/// this thread holds is waited for like any other: on a thread that cannot
+/// block, several async tasks take turns, and whichever holds it will
+/// unlock it.
 #[wasm_bindgen]
 pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
+    diagnostics::site();
     // SAFETY: the JS wrapper keeps the record alive and uses it for one wait at a time.
     let lock = unsafe { at::<Lock>(addr) };
-    took_if(unsafe { lock.lock_async_begin(waiter_at(waiter)) }, addr, lock)
+    took_if(
+        unsafe { lock.lock_async_begin(waiter_at(waiter)) },
+        addr,
+        lock,
+    )
 }
 
 /// Async lock, step 2 (the waiter's word changed): taken, or `acquired::NO`
-/// and queued again.
+/// and queued again, or `acquired::DEADLOCK` as for [`lock_async_begin`].
 #[wasm_bindgen]
 pub fn lock_async_resume(addr: u32, waiter: u32) -> u32 {
+    diagnostics::forget_refusal();
+    diagnostics::site();
     // SAFETY: as for lock_async_begin.
     let lock = unsafe { at::<Lock>(addr) };
-    took_if(unsafe { lock.lock_async_resume(waiter_at(waiter)) }, addr, lock)
+    took_if(
+        unsafe { lock.lock_async_resume(waiter_at(waiter)) },
+        addr,
+        lock,
+    )
 }
 
 /// Async lock, giving up: taken after all (the caller holds it), or `acquired::NO`.
@@ -397,7 +424,13 @@ pub fn lock_async_resume(addr: u32, waiter: u32) -> u32 {
 pub fn lock_async_cancel(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as for lock_async_begin.
     let lock = unsafe { at::<Lock>(addr) };
-    took_if(unsafe { lock.lock_async_cancel(waiter_at(waiter)) }, addr, lock)
+    // A cancel queues nothing, so nothing is refused.
+    // SAFETY: as for lock_async_begin.
+    if unsafe { lock.lock_async_cancel(waiter_at(waiter)) } {
+        took(addr, lock)
+    } else {
+        acquired::NO
+    }
 }
 
 /// What `condition_wait` returns: bit flags.
@@ -416,6 +449,7 @@ pub mod waited {
 /// The caller must hold the lock (else `waited::NOT_HELD`, nothing done).
 #[wasm_bindgen]
 pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
+    diagnostics::site();
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(lock_addr) };
     if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {

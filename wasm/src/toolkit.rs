@@ -10,7 +10,7 @@
 //! not recorded.
 
 use crate::threads::{self, Hold};
-use crate::{acquired, at, owner_died, released, timeout, waiter_at};
+use crate::{acquired, at, diagnostics, owner_died, released, timeout, waiter_at};
 use parklot::parking_lot::AsyncWaiter;
 use parklot::{
     Barrier, BarrierError, BarrierWaitResult, Once, OnceBegin, OnceState, RawRwLock, RwLockPolicy,
@@ -141,12 +141,13 @@ fn took(addr: u32, mode: u32) -> u32 {
     }
 }
 
-/// [`took`] if `taken`, else `acquired::NO`.
+/// [`took`] if `taken`, else `acquired::NO`, or `acquired::DEADLOCK` if
+/// deadlock detection refused the step (nothing held, nothing queued).
 fn took_if(taken: bool, addr: u32, mode: u32) -> u32 {
     if taken {
         took(addr, mode)
     } else {
-        acquired::NO
+        diagnostics::refused_or_no()
     }
 }
 
@@ -168,10 +169,12 @@ pub fn rwlock_init(addr: u32, prefer_writers: bool) {
 /// Takes `mode` (a `rw_mode`), waiting at most `timeout_ms` (+∞: forever;
 /// 0: a try): `acquired::YES`, `NO`, `OWNER_DIED` (a write lock whose last
 /// writer died; held now), `ALREADY_HELD` (waiting forever would wait for
-/// this thread's own hold; nothing done) or `NOT_HELD` (an upgrade without
-/// an upgradable read; nothing done).
+/// this thread's own hold; nothing done), `NOT_HELD` (an upgrade without
+/// an upgradable read; nothing done) or `DEADLOCK` (deadlock detection:
+/// waiting would close a cycle; nothing done).
 #[wasm_bindgen]
 pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
+    diagnostics::site();
     if mode > rw_mode::UPGRADE {
         return acquired::NOT_HELD; // no such mode: nothing done
     }
@@ -199,25 +202,19 @@ pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
             return code;
         }
     }
-    let taken = match wait {
-        Some(t) if t.is_zero() => false,
-        // SAFETY: as above.
-        Some(t) => match mode {
-            rw_mode::READ => l.try_lock_shared_for(t),
-            rw_mode::WRITE => l.try_lock_exclusive_for(t),
-            rw_mode::UPGRADABLE => l.try_lock_upgradable_for(t),
-            _ => unsafe { l.try_upgrade_for(t) },
-        },
-        None => {
-            match mode {
-                rw_mode::READ => l.lock_shared(),
-                rw_mode::WRITE => l.lock_exclusive(),
-                rw_mode::UPGRADABLE => l.lock_upgradable(),
-                // SAFETY: as above.
-                _ => unsafe { l.upgrade() },
-            }
-            true
-        }
+    // A wait without end is one whose deadline overflows the clock: it
+    // gives up only when deadlock detection refuses it (`took_if` tells).
+    let t = match wait {
+        Some(t) if t.is_zero() => return acquired::NO,
+        Some(t) => t,
+        None => core::time::Duration::MAX,
+    };
+    // SAFETY (the upgrade arm): as above.
+    let taken = match mode {
+        rw_mode::READ => l.try_lock_shared_for(t),
+        rw_mode::WRITE => l.try_lock_exclusive_for(t),
+        rw_mode::UPGRADABLE => l.try_lock_upgradable_for(t),
+        _ => unsafe { l.try_upgrade_for(t) },
     };
     took_if(taken, addr, mode)
 }
@@ -320,11 +317,13 @@ pub fn rwlock_state(addr: u32) -> u32 {
 
 /// Async acquisition of `mode`, step 1: taken now (as
 /// [`rwlock_acquire_for`] reports it), or `acquired::NO` and `waiter`
-/// queued. Steps 2 and 3 as for `lock_async_resume`/`_cancel`. Waits on
+/// queued, or `acquired::DEADLOCK` and nothing queued (deadlock detection).
+/// Steps 2 and 3 as for `lock_async_resume`/`_cancel`. Waits on
 /// this thread's own holds are not refused: a thread's async tasks take
 /// turns. An upgrade without this thread's upgradable read: `NOT_HELD`.
 #[wasm_bindgen]
 pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
+    diagnostics::site();
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
     let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
@@ -340,9 +339,13 @@ pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
     took_if(unsafe { (async_steps(mode).begin)(l, w) }, addr, mode)
 }
 
-/// Async step 2 (the waiter's word changed): taken, or `acquired::NO` and queued again.
+/// Async step 2 (the waiter's word changed): taken, or `acquired::NO` and
+/// queued again, or `acquired::DEADLOCK` (refused by deadlock detection:
+/// nothing queued).
 #[wasm_bindgen]
 pub fn rwlock_async_resume(addr: u32, mode: u32, waiter: u32) -> u32 {
+    diagnostics::forget_refusal();
+    diagnostics::site();
     // SAFETY: as for rwlock_async_begin.
     let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
     // SAFETY: as above; the record was queued by rwlock_async_begin for `mode`.
@@ -355,8 +358,13 @@ pub fn rwlock_async_resume(addr: u32, mode: u32, waiter: u32) -> u32 {
 pub fn rwlock_async_cancel(addr: u32, mode: u32, waiter: u32) -> u32 {
     // SAFETY: as for rwlock_async_begin.
     let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
-    // SAFETY: as above; the attempt has not ended.
-    took_if(unsafe { (async_steps(mode).cancel)(l, w) }, addr, mode)
+    // SAFETY: as above; the attempt has not ended. A cancel queues nothing,
+    // so nothing is refused.
+    if unsafe { (async_steps(mode).cancel)(l, w) } {
+        took(addr, mode)
+    } else {
+        acquired::NO
+    }
 }
 
 /// Sets up the semaphore at `addr` with `permits` (at most `MAX_PERMITS`,
