@@ -4,6 +4,7 @@
  * wakeups), and a notify with nobody waiting is one load.
  */
 import type { Core } from './core.js';
+import { deadlockError } from './diagnostics.js';
 import { OwnerDiedError, closedError } from './errors.js';
 import { Kind, freedError } from './kinds.js';
 import { lockCore, lockFreed, type Lock } from './lock.js';
@@ -39,6 +40,8 @@ export class Condition extends Primitive<'parklot.condition'> {
    * `timeout` milliseconds passed (default: forever; read as `Atomics.wait`
    * reads it), then takes `lock` again. Returns whether it was notified.
    * Throws a TypeError on a thread that may not block (use `waitAsync`).
+   * With deadlock detection on, taking `lock` back may be refused (a cycle
+   * would close): it throws `DeadlockError`, and `lock` is not held.
    *
    * @example
    * lock.lock();
@@ -53,6 +56,8 @@ export class Condition extends Primitive<'parklot.condition'> {
     const r = core.glue.condition_wait(this.address, lockAddress, t);
     if (r & Waited.NotHeld) throw notHeldError('Condition.wait()');
     if (r & Waited.WrongLock) throw wrongLockError('Condition.wait()');
+    // Waited, and refused taking the lock back: not held (as for waitAsync).
+    if (r & Waited.Deadlock) throw deadlockError(core, 'Condition.wait()', lockAddress);
     if (r & Waited.OwnerDied) throw new OwnerDiedError('Condition.wait()', lockAddress);
     return (r & Waited.Notified) !== 0;
   }
@@ -157,7 +162,7 @@ export class Condition extends Primitive<'parklot.condition'> {
 }
 
 /** What `condition_wait` returns: bit flags (wasm/src/lib.rs, `waited`). */
-const Waited = { Notified: 1, OwnerDied: 2, NotHeld: 4, WrongLock: 8 } as const;
+const Waited = { Notified: 1, OwnerDied: 2, NotHeld: 4, WrongLock: 8, Deadlock: 16 } as const;
 
 /** A wait with another lock than the one this condition's queued waiters use. */
 function wrongLockError(call: string): TypeError {

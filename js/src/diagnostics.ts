@@ -163,6 +163,7 @@ interface RawHold {
   made: number;
   start: number;
 }
+/** Times in whole microseconds (wasm/src/diagnostics.rs). */
 interface RawSnapshot {
   now: number;
   me: number;
@@ -230,9 +231,9 @@ export function snapshot(core: Instance): DiagnosticsSnapshot {
     thread: w.t,
     threadName: names.get(w.t),
     mode: w.b ? 'blocking' : 'async',
-    sinceMs: w.waited,
-    timeoutMs: w.left ?? Infinity,
-    deadline: w.left === null ? undefined : raw.now + w.left,
+    sinceMs: w.waited / 1000,
+    timeoutMs: w.left === null ? Infinity : w.left / 1000,
+    deadline: w.left === null ? undefined : (raw.now + w.left) / 1000,
   }));
   const queues: QueueInfo[] = [];
   for (const w of waiters) {
@@ -241,7 +242,7 @@ export function snapshot(core: Instance): DiagnosticsSnapshot {
     else queues.push({ address: w.address, kind: w.kind, primitive: w.primitive, holder: holder.get(w.address), waiters: [w] });
   }
   return {
-    takenAt: raw.now,
+    takenAt: raw.now / 1000,
     thread: raw.me,
     holdTracking: raw.tracking,
     deadlockDetection: raw.detecting,

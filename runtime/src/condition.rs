@@ -228,6 +228,46 @@ impl Condition {
         lock: &Lock,
         deadline: Option<Instant>,
     ) -> Result<bool, WrongLock> {
+        // SAFETY: forwarded from the caller.
+        let waited = unsafe {
+            self.wait_then_relock(lock, deadline, || {
+                // Not refusable: this caller cannot be told (a cycle here is
+                // left to `check_deadlock` and the snapshot).
+                crate::diagnostics::unrefusable(|| lock.lock());
+                Ok(())
+            })
+        };
+        waited.map(|relocked| relocked.expect("an unrefusable re-acquisition"))
+    }
+
+    /// [`try_wait_raw`](Self::try_wait_raw) for a caller that can be told
+    /// that deadlock detection refused to take `lock` back (a cycle would
+    /// close): then `Ok(Err(cycle))`, the wait is over and `lock` is **not**
+    /// held, as after an async wait whose re-acquisition was refused.
+    ///
+    /// # Safety
+    /// As for `try_wait_raw`.
+    pub unsafe fn try_wait_raw_or_deadlock(
+        &self,
+        lock: &Lock,
+        deadline: Option<Instant>,
+    ) -> Result<Result<bool, crate::deadlock::DeadlockError>, WrongLock> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.wait_then_relock(lock, deadline, || lock.lock_or_deadlock()) }
+    }
+
+    /// The wait of both: `Ok(Ok(notified))` with `lock` held again by
+    /// `relock` (or by the hand-off of a requeue), `Ok(Err(_))` if `relock`
+    /// refused.
+    ///
+    /// # Safety
+    /// As for `try_wait_raw`.
+    unsafe fn wait_then_relock(
+        &self,
+        lock: &Lock,
+        deadline: Option<Instant>,
+        relock: impl FnOnce() -> Result<(), crate::deadlock::DeadlockError>,
+    ) -> Result<Result<bool, crate::deadlock::DeadlockError>, WrongLock> {
         let mut wrong = false;
         // Set if the deadline passed on the lock's queue, where a notify_all
         // had moved this waiter: it was notified.
@@ -259,11 +299,13 @@ impl Condition {
         match result {
             // Moved onto the lock's queue, and handed the lock by its release.
             ParkResult::Unparked(token) if Lock::handed_over(token) => lock.handed_to_me(),
-            // Not refusable: a wait cannot fail after it was notified (a
-            // cycle here is left to `check_deadlock` and the snapshot).
-            _ => crate::diagnostics::unrefusable(|| lock.lock()),
+            _ => {
+                if let Err(cycle) = relock() {
+                    return Ok(Err(cycle));
+                }
+            }
         }
-        Ok(result.is_unparked() || moved)
+        Ok(Ok(result.is_unparked() || moved))
     }
 
     /// The `validate` of a wait with `lock`: refuses (setting `wrong`) if the

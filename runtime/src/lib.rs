@@ -77,21 +77,26 @@ mod word_lock;
 #[cfg(all(test, not(loom)))]
 mod test_util;
 
-#[cfg(not(loom))]
+// The C ABI (`include/parklot.h`). Not in wasm32-unknown-unknown builds:
+// there JS calls in through wasm-bindgen (the `parklot-wasm` crate), and
+// the C functions were 88 of the module's 199 exports, shipped to every
+// page; emscripten and WASI builds, whose callers are C, keep it.
+#[cfg(not(any(loom, all(target_family = "wasm", target_os = "unknown"))))]
 mod ffi;
 // The C ABI of waits that call back.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, all(target_family = "wasm", target_os = "unknown"))))]
 mod ffi_async_wait;
 // The C ABI of the toolkit's asynchronous forms (a record queues, not the thread).
-#[cfg(not(loom))]
+#[cfg(not(any(loom, all(target_family = "wasm", target_os = "unknown"))))]
 mod ffi_async_toolkit;
 // The C ABI's process-wide tuning knobs.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, all(target_family = "wasm", target_os = "unknown"))))]
 mod ffi_tuning;
-// The C ABI of what an engine calls when a buffer or a thread goes away.
-#[cfg(not(loom))]
+// The C ABI of the diagnostics.
+#[cfg(not(any(loom, all(target_family = "wasm", target_os = "unknown"))))]
 mod ffi_diagnostics;
-#[cfg(not(loom))]
+// The C ABI of what an engine calls when a buffer or a thread goes away.
+#[cfg(not(any(loom, all(target_family = "wasm", target_os = "unknown"))))]
 mod ffi_embedding;
 
 pub use blocking::{set_thread_may_block, thread_may_block};

@@ -35,3 +35,10 @@ pub fn reset() {
 pub fn set_site(site: Option<String>) {
     crate::diagnostics::set_site(site);
 }
+
+/// How an embedder says where any thread is (a JS stack), asked only when
+/// a new pair of locks or an inversion is recorded, so that acquisitions
+/// pay nothing for it; `None` to stop. A site set with [`set_site`] wins.
+pub fn set_site_provider(provider: Option<fn() -> Option<String>>) {
+    crate::diagnostics::set_site_provider(provider);
+}

@@ -59,6 +59,23 @@ const tasks = {
     return { refused };
   },
 
+  /** Holds `hold` and `lock`, then waits on `cond` with `lock` (blocking): refused taking `lock` back, or notified. */
+  condWaitHolding({ hold, lock, cond }) {
+    hold.lock();
+    lock.lock();
+    post('waiting');
+    let refused;
+    try {
+      cond.wait(lock);
+      lock.unlock();
+    } catch (e) {
+      refused = refusal(e);
+    }
+    const stillHeld = lock.isLocked();
+    hold.unlock();
+    return { refused, stillHeld };
+  },
+
   /** Takes `lock` for at most `ms` (a timed wait the snapshot shows). */
   lockFor({ lock, ms }) {
     post('waiting');

@@ -174,6 +174,27 @@ describe('deadlock detection across workers', () => {
     expect([a.isLocked(), l2.isLocked()]).toEqual([false, false]);
   });
 
+  it("throws from a blocking Condition.wait whose taking back of its lock would close a cycle, the lock not held", async () => {
+    rt.setDeadlockDetection(true);
+    const [a, l2, cond] = [rt.lock(), rt.lock(), rt.condition()];
+    const go = rt.alloc(4, 4);
+    Atomics.store(rt.int32(go), 0, 1);
+    // The waiter holds l2 and waits on cond with a; the taker then holds a and waits for l2.
+    const waiter = await start('cond waiter', 'condWaitHolding', { hold: l2, lock: a, cond });
+    await waiter.next('waiting');
+    await until('the waiter waits on the condition', (s) => s.waiters.some((w) => w.address === cond.address));
+    const taker = await start('taker', 'holdThenTake', { mine: a, other: l2, go });
+    await taker.next('holding');
+    await until('the taker waits for l2', (s) => waitersOn(s, l2) === 1);
+    expect(cond.notifyOne()).toBe(true); // taking a back would wait for the taker, which waits for the waiter
+    const { refused, stillHeld } = (await waiter.done) as { refused?: Refusal; stillHeld: boolean };
+    expect(refused?.message).toMatch(/^parklot: Condition\.wait\(\): deadlock: thread \d+ \(cond waiter\) waits for Lock/);
+    expect(refused?.threads.map((t) => t.name)).toEqual(['cond waiter', 'taker']);
+    expect(stillHeld).toBe(true); // held by the taker, not the waiter, when the error came
+    expect(((await taker.done) as { refused?: Refusal }).refused).toBeUndefined();
+    expect([a.isLocked(), l2.isLocked()]).toEqual([false, false]);
+  });
+
   it('withLock and withLockAsync throw and reject DeadlockError, holding nothing new', async () => {
     rt.setDeadlockDetection(true);
     const [a, b] = [rt.lock(), rt.lock()];

@@ -12,7 +12,6 @@
 use crate::acquired;
 use core::cell::RefCell;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, Ordering};
 use parklot::deadlock::{self, Cycle, DeadlockError};
 use parklot::diagnostics;
 use parklot::lock_order::{self, LockOrderViolation};
@@ -26,33 +25,38 @@ extern "C" {
     fn new() -> Error;
     #[wasm_bindgen(method, getter)]
     fn stack(this: &Error) -> Option<String>;
+    /// V8's and JavaScriptCore's limit on a stack's frames (undefined
+    /// elsewhere).
+    #[wasm_bindgen(static_method_of = Error, getter = stackTraceLimit)]
+    fn stack_trace_limit() -> JsValue;
+    #[wasm_bindgen(static_method_of = Error, setter = stackTraceLimit)]
+    fn set_stack_trace_limit(limit: &JsValue);
 }
 
-/// Whether lock-order checking is on, so that each acquisition export says
-/// where it was called from: one relaxed load of a memory-wide byte on
-/// those exports' paths while it is off (measured from JS, Node 20, one
-/// thread, lock + unlock: 17.4-17.5 ns without the check, 17.8-18.2 with
-/// it). A core that asked the embedder for the site only when it records a
-/// pair would save it.
-static SITES: AtomicBool = AtomicBool::new(false);
+/// Frames a site's stack may have: the module's own frames between the
+/// export and the capture (a dozen, left out of the site) count against
+/// an engine's limit (V8's is 10), so it is raised while the site is taken.
+const SITE_FRAMES: f64 = 64.0;
 
 std::thread_local! {
     /// The deadlock this thread's last refused acquisition would have closed.
     static LAST: RefCell<Option<DeadlockError>> = const { RefCell::new(None) };
 }
 
-/// Before an acquisition: with lock-order checking on, tells the core where
-/// this thread is (the JS stack that called in).
-#[inline]
-pub(crate) fn site() {
-    if SITES.load(Ordering::Relaxed) {
-        set_site();
+/// Where the calling thread is, for lock-order reports: the JS stack that
+/// called into the module. The core asks only when it records a new pair
+/// or an inversion, so acquisitions pay nothing for it.
+fn js_site() -> Option<String> {
+    let limit = Error::stack_trace_limit();
+    let raise = limit.as_f64().is_some_and(|l| l < SITE_FRAMES);
+    if raise {
+        Error::set_stack_trace_limit(&JsValue::from_f64(SITE_FRAMES));
     }
-}
-
-#[cold]
-fn set_site() {
-    lock_order::set_site(Error::new().stack().map(|s| js_frames(&s)));
+    let stack = Error::new().stack();
+    if raise {
+        Error::set_stack_trace_limit(&limit);
+    }
+    stack.map(|s| js_frames(&s))
 }
 
 /// The JS frames of a stack captured from inside the module: without its
@@ -117,11 +121,8 @@ pub fn diag_set_lock_order(on: bool) {
     if on && !lock_order::is_enabled() {
         lock_order::reset();
     }
+    lock_order::set_site_provider(on.then_some(js_site as fn() -> Option<String>));
     lock_order::set_enabled(on);
-    SITES.store(on, Ordering::Relaxed);
-    if !on {
-        lock_order::set_site(None);
-    }
 }
 
 /// Names the calling thread for the snapshot and the reports.
@@ -142,14 +143,19 @@ pub fn diag_waiter_count(addr: u32) -> u32 {
     diagnostics::waiter_count(addr as usize) as u32
 }
 
-/// Milliseconds from the runtime clock's nanoseconds.
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
+/// Whole microseconds from the runtime clock's nanoseconds. Integers: the
+/// JS side divides (formatting floats here would cost the module 16 KB).
+fn us(ns: u64) -> u64 {
+    ns / 1000
 }
 
-/// `b - a` nanoseconds, in milliseconds (negative if `b` is earlier).
-fn ms_between(a: u64, b: u64) -> f64 {
-    (i128::from(b) - i128::from(a)) as f64 / 1e6
+/// `b - a` nanoseconds, in whole microseconds (negative if `b` is earlier).
+fn us_between(a: u64, b: u64) -> i64 {
+    if b >= a {
+        ((b - a) / 1000) as i64
+    } else {
+        -(((a - b) / 1000) as i64)
+    }
 }
 
 /// The kinds table's word on `addr` (js/src/kinds.ts `Kind`) and the start
@@ -166,7 +172,7 @@ fn made_at(addr: usize) -> (i64, u32) {
 /// A snapshot of the runtime as JSON: `{ now, me, tracking, detecting,
 /// ordering, waiters: [{ a, k, t, b, waited, left, made, start }], threads:
 /// [{ id, name, reaped }], holds: [{ a, k, t, made, start }] }`: `now` in
-/// the clock's milliseconds, `waited` and `left` (null: no timeout) in ms,
+/// the clock's microseconds, `waited` and `left` (null: no timeout) in µs,
 /// `made`/`start` the kinds table's kind (-1: unknown) and object start.
 #[wasm_bindgen]
 pub fn diag_snapshot() -> String {
@@ -175,7 +181,7 @@ pub fn diag_snapshot() -> String {
     let _ = write!(
         out,
         "{{\"now\":{},\"me\":{},\"tracking\":{},\"detecting\":{},\"ordering\":{},\"waiters\":[",
-        ms(s.now_ns),
+        us(s.now_ns),
         diagnostics::thread_id(),
         s.tracking,
         s.detecting,
@@ -199,14 +205,14 @@ pub fn diag_snapshot() -> String {
             w.thread,
             w.blocking,
             if w.since_ns == 0 {
-                0.0
+                0
             } else {
-                ms_between(w.since_ns, s.now_ns).max(0.0)
+                us_between(w.since_ns, s.now_ns).max(0)
             }
         );
         match w.deadline_ns {
             Some(d) => {
-                let _ = write!(out, "{}", ms_between(s.now_ns, d));
+                let _ = write!(out, "{}", us_between(s.now_ns, d));
             }
             None => out.push_str("null"),
         }

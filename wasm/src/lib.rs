@@ -224,7 +224,6 @@ fn took_if(taken: bool, addr: u32, lock: &Lock) -> u32 {
 /// a cycle (nothing done).
 #[wasm_bindgen]
 pub fn lock(addr: u32) -> u32 {
-    diagnostics::site();
     // SAFETY (every `at::<Lock>` below): the JS wrapper passes the address of a
     // lock it allocated and checked.
     let lock = unsafe { at::<Lock>(addr) };
@@ -248,7 +247,6 @@ pub fn lock(addr: u32) -> u32 {
 /// thread holds is not free: `acquired::NO`).
 #[wasm_bindgen]
 pub fn try_lock(addr: u32) -> u32 {
-    diagnostics::site();
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(addr) };
     if lock.try_lock() {
@@ -264,7 +262,6 @@ pub fn try_lock(addr: u32) -> u32 {
 /// (`acquired::DEADLOCK` as for [`lock`]).
 #[wasm_bindgen]
 pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
-    diagnostics::site();
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(addr) };
     if lock.try_lock() {
@@ -394,7 +391,6 @@ pub fn waiter_poll(waiter: u32) -> i32 {
 /// unlock it.
 #[wasm_bindgen]
 pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
-    diagnostics::site();
     // SAFETY: the JS wrapper keeps the record alive and uses it for one wait at a time.
     let lock = unsafe { at::<Lock>(addr) };
     took_if(
@@ -409,7 +405,6 @@ pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn lock_async_resume(addr: u32, waiter: u32) -> u32 {
     diagnostics::forget_refusal();
-    diagnostics::site();
     // SAFETY: as for lock_async_begin.
     let lock = unsafe { at::<Lock>(addr) };
     took_if(
@@ -443,13 +438,15 @@ pub mod waited {
     pub const NOT_HELD: u32 = 4;
     /// Nothing done: the condition's queued waiters use another lock.
     pub const WRONG_LOCK: u32 = 8;
+    /// The wait ended, but deadlock detection refused to take the lock back
+    /// (a cycle would close): the lock is not held.
+    pub const DEADLOCK: u32 = 16;
 }
 
 /// Releases the lock, waits for a notify (or the timeout), re-takes the lock.
 /// The caller must hold the lock (else `waited::NOT_HELD`, nothing done).
 #[wasm_bindgen]
 pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
-    diagnostics::site();
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(lock_addr) };
     if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {
@@ -459,9 +456,17 @@ pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
     // While waiting, this thread does not hold the lock.
     threads::let_go(lock_addr);
     // SAFETY: this thread holds the lock (checked above).
-    let Ok(notified) = (unsafe { at::<Condition>(cond).try_wait_raw(lock, deadline) }) else {
-        threads::took(lock_addr); // refused: still held
-        return waited::WRONG_LOCK;
+    let notified = match unsafe { at::<Condition>(cond).try_wait_raw_or_deadlock(lock, deadline) } {
+        Err(_) => {
+            threads::took(lock_addr); // refused: still held
+            return waited::WRONG_LOCK;
+        }
+        Ok(Err(cycle)) => {
+            // Waited, and not taken back: not held.
+            diagnostics::refused(cycle);
+            return waited::DEADLOCK;
+        }
+        Ok(Ok(notified)) => notified,
     };
     threads::took(lock_addr);
     let mut r = if notified { waited::NOTIFIED } else { 0 };

@@ -174,7 +174,6 @@ pub fn rwlock_init(addr: u32, prefer_writers: bool) {
 /// waiting would close a cycle; nothing done).
 #[wasm_bindgen]
 pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
-    diagnostics::site();
     if mode > rw_mode::UPGRADE {
         return acquired::NOT_HELD; // no such mode: nothing done
     }
@@ -323,7 +322,6 @@ pub fn rwlock_state(addr: u32) -> u32 {
 /// turns. An upgrade without this thread's upgradable read: `NOT_HELD`.
 #[wasm_bindgen]
 pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
-    diagnostics::site();
     // SAFETY: addresses the JS wrapper checked; it keeps the record alive and
     // uses it for one wait at a time.
     let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
@@ -345,7 +343,6 @@ pub fn rwlock_async_begin(addr: u32, mode: u32, waiter: u32) -> u32 {
 #[wasm_bindgen]
 pub fn rwlock_async_resume(addr: u32, mode: u32, waiter: u32) -> u32 {
     diagnostics::forget_refusal();
-    diagnostics::site();
     // SAFETY: as for rwlock_async_begin.
     let (l, w) = unsafe { (at::<RawRwLock>(addr), waiter_at(waiter)) };
     // SAFETY: as above; the record was queued by rwlock_async_begin for `mode`.

@@ -18,7 +18,6 @@ use crate::critical::{SectionLock, DIAGNOSTICS};
 use crate::sync::thread_local;
 use core::cell::{RefCell, UnsafeCell};
 use core::fmt;
-use std::collections::{HashMap, HashSet};
 
 /// One waiting edge: `thread` waits for `resource` (with `record`: 0 for a
 /// blocked thread's one wait, else the async record's address).
@@ -29,34 +28,85 @@ struct Wait {
     kind: Kind,
 }
 
+/// A map kept as a list: small in code (std's hash maps would add several
+/// KB to the wasm module for a debugging mode) and quick for the few
+/// entries a graph holds (locks held now, threads, pairs of locks).
+struct ListMap<K, V>(Vec<(K, V)>);
+
+impl<K: PartialEq, V> Default for ListMap<K, V> {
+    fn default() -> Self {
+        ListMap(Vec::new())
+    }
+}
+
+impl<K: PartialEq, V> ListMap<K, V> {
+    fn get(&self, key: &K) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+    fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+    fn contains_key(&self, key: &K) -> bool {
+        self.get(key).is_some()
+    }
+    fn insert(&mut self, key: K, value: V) {
+        match self.get_mut(&key) {
+            Some(v) => *v = value,
+            None => self.0.push((key, value)),
+        }
+    }
+    fn remove(&mut self, key: &K) -> Option<V> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(i).1)
+    }
+    fn entry_or_default(&mut self, key: K) -> &mut V
+    where
+        V: Default,
+    {
+        let i = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key, V::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 #[derive(Default)]
 struct Graph {
     /// resource → (holder, kind).
-    holders: HashMap<usize, (u64, Kind)>,
+    holders: ListMap<usize, (u64, Kind)>,
     waits: Vec<Wait>,
     threads: Vec<ThreadInfo>,
     /// Per thread, the tracked locks it holds in the order it took them.
-    taken: HashMap<u64, Vec<usize>>,
+    taken: ListMap<u64, Vec<usize>>,
     /// (a, b) → the first thread seen taking b while holding a.
-    order: HashMap<(usize, usize), u64>,
+    order: ListMap<(usize, usize), u64>,
     /// (a, b) → where the first thread took b holding a, if known.
-    sites: HashMap<(usize, usize), Option<String>>,
+    sites: ListMap<(usize, usize), Option<String>>,
     violations: Vec<LockOrderViolation>,
 }
 
 impl Graph {
+    /// The thread `id`'s entry, made if new; the list stays in id order.
     fn thread(&mut self, id: u64) -> &mut ThreadInfo {
-        match self.threads.iter().position(|t| t.id == id) {
-            Some(i) => &mut self.threads[i],
-            None => {
-                self.threads.push(ThreadInfo {
+        let i = self.threads.partition_point(|t| t.id < id);
+        if self.threads.get(i).is_none_or(|t| t.id != id) {
+            self.threads.insert(
+                i,
+                ThreadInfo {
                     id,
                     name: None,
                     reaped: false,
-                });
-                self.threads.last_mut().expect("just pushed")
-            }
+                },
+            );
         }
+        &mut self.threads[i]
     }
 
     fn name(&self, id: u64) -> Option<String> {
@@ -70,7 +120,7 @@ impl Graph {
     /// first over the holders and what they wait for.
     fn cycle_from(&self, me: u64, resource: usize, kind: Kind) -> Option<Vec<CycleStep>> {
         let mut path = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = Vec::new();
         self.search(me, me, resource, kind, &mut path, &mut seen)
             .then_some(path)
     }
@@ -82,7 +132,7 @@ impl Graph {
         resource: usize,
         kind: Kind,
         path: &mut Vec<CycleStep>,
-        seen: &mut HashSet<u64>,
+        seen: &mut Vec<u64>,
     ) -> bool {
         let Some(&(holder, held_as)) = self.holders.get(&resource) else {
             return false;
@@ -97,7 +147,8 @@ impl Graph {
         if holder == target {
             return true;
         }
-        if seen.insert(holder) {
+        if !seen.contains(&holder) {
+            seen.push(holder);
             for w in self.waits.iter().filter(|w| w.thread == holder) {
                 if self.search(target, holder, w.resource, w.kind, path, seen) {
                     return true;
@@ -135,10 +186,8 @@ impl Graph {
                     });
                 }
             }
-            if let std::collections::hash_map::Entry::Vacant(first) =
-                self.order.entry((earlier, resource))
-            {
-                first.insert(me);
+            if !self.order.contains_key(&(earlier, resource)) {
+                self.order.insert((earlier, resource), me);
                 self.sites.insert((earlier, resource), site());
             }
         }
@@ -165,13 +214,44 @@ pub(crate) fn unrefusable<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// The calling thread's site: the embedder's, else a Rust backtrace when
-/// `RUST_BACKTRACE` asks for them.
+/// The embedder's way to say where a thread is, asked only when a report or
+/// a new pair is recorded ([`set_site_provider`]); null if none.
+static PROVIDER: core::sync::atomic::AtomicPtr<()> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+
+pub(crate) fn set_site_provider(provider: Option<fn() -> Option<String>>) {
+    let p = provider.map_or(core::ptr::null_mut(), |f| f as *mut ());
+    PROVIDER.store(p, core::sync::atomic::Ordering::Release);
+}
+
+/// The calling thread's site: the one it set, else its embedder's
+/// provider's, else a Rust backtrace when `RUST_BACKTRACE` asks for them.
 fn site() -> Option<String> {
-    SITE.with(|s| s.borrow().clone()).or_else(|| {
-        let trace = std::backtrace::Backtrace::capture();
-        (trace.status() == std::backtrace::BacktraceStatus::Captured).then(|| trace.to_string())
-    })
+    if let Some(site) = SITE.with(|s| s.borrow().clone()) {
+        return Some(site);
+    }
+    let p = PROVIDER.load(core::sync::atomic::Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: only `set_site_provider` stores here, and only a
+        // `fn() -> Option<String>`.
+        let provider: fn() -> Option<String> = unsafe { core::mem::transmute(p) };
+        return provider();
+    }
+    rust_backtrace()
+}
+
+/// A Rust backtrace, when `RUST_BACKTRACE` asks for them.
+#[cfg(not(target_family = "wasm"))]
+fn rust_backtrace() -> Option<String> {
+    let trace = std::backtrace::Backtrace::capture();
+    (trace.status() == std::backtrace::BacktraceStatus::Captured).then(|| trace.to_string())
+}
+
+/// None in wasm: its backtraces have no symbols (and std's machinery for
+/// them would more than double the module).
+#[cfg(target_family = "wasm")]
+fn rust_backtrace() -> Option<String> {
+    None
 }
 
 pub(crate) fn set_site(site: Option<String>) {
@@ -225,7 +305,7 @@ pub(super) fn thread_gone(id: u64, tracking: bool) {
             return;
         }
         g.thread(id).reaped = true;
-        g.holders.retain(|_, &mut (holder, _)| holder != id);
+        g.holders.0.retain(|&(_, (holder, _))| holder != id);
         g.waits.retain(|w| w.thread != id);
         g.taken.remove(&id);
     });
@@ -247,7 +327,7 @@ pub(super) fn acquired(resource: usize, kind: Kind, ordering: bool) {
         }
         g.holders.insert(resource, (me, kind));
         // An upgrade or a downgrade changes a hold's kind, not its place.
-        let taken = g.taken.entry(me).or_default();
+        let taken = g.taken.entry_or_default(me);
         if !taken.contains(&resource) {
             taken.push(resource);
         }
@@ -272,13 +352,15 @@ pub(super) fn threads_and_holds(seen: impl Iterator<Item = u64>) -> (Vec<ThreadI
             g.thread(id);
         }
         let holders: Vec<(usize, u64, Kind)> =
-            g.holders.iter().map(|(&a, &(t, k))| (a, t, k)).collect();
+            g.holders.0.iter().map(|&(a, (t, k))| (a, t, k)).collect();
         for &(_, t, _) in &holders {
             g.thread(t);
         }
-        let mut threads = g.threads.clone();
-        threads.sort_by_key(|t| t.id);
-        let mut holds: Vec<Hold> = holders
+        // In id order: `thread` keeps them so.
+        let threads = g.threads.clone();
+        // In no particular order (no sort: its code would be a few KB of
+        // the wasm module).
+        let holds: Vec<Hold> = holders
             .into_iter()
             .map(|(address, thread, kind)| Hold {
                 address,
@@ -286,7 +368,6 @@ pub(super) fn threads_and_holds(seen: impl Iterator<Item = u64>) -> (Vec<ThreadI
                 thread,
             })
             .collect();
-        holds.sort_by_key(|h| (h.thread, h.address));
         (threads, holds)
     })
 }
@@ -342,7 +423,11 @@ pub(crate) fn wait_ended(record: usize) {
 
 /// Keeps `error` as the calling thread's last refusal, for a caller that
 /// returned only a code (the C ABI's `parklot_last_deadlock` takes it).
-#[cfg_attr(loom, allow(dead_code))] // its callers, the C ABI, are not built under loom
+// Its callers, the C ABI, are built neither under loom nor for wasm32-unknown-unknown.
+#[cfg_attr(
+    any(loom, all(target_family = "wasm", target_os = "unknown")),
+    allow(dead_code)
+)]
 pub(crate) fn keep_deadlock(error: DeadlockError) {
     LAST.with(|l| *l.borrow_mut() = Some(error));
 }
@@ -360,24 +445,22 @@ pub fn take_deadlock() -> Option<DeadlockError> {
 pub fn check_deadlock() -> Vec<Cycle> {
     with_graph(|g| {
         let mut cycles: Vec<Cycle> = Vec::new();
-        let mut starts: Vec<u64> = g.waits.iter().map(|w| w.thread).collect();
-        starts.sort_unstable();
-        starts.dedup();
-        for me in starts {
-            for w in g.waits.iter().filter(|w| w.thread == me) {
-                if let Some(steps) = g.cycle_from(me, w.resource, w.kind) {
-                    let lowest = steps.iter().map(|s| s.thread).min();
-                    let known = cycles.iter().any(|c| {
-                        let mut a: Vec<u64> = c.steps.iter().map(|s| s.thread).collect();
-                        let mut b: Vec<u64> = steps.iter().map(|s| s.thread).collect();
-                        a.sort_unstable();
-                        b.sort_unstable();
-                        a == b
-                    });
-                    if lowest == Some(me) && !known {
-                        cycles.push(Cycle { steps });
-                    }
-                }
+        for w in &g.waits {
+            let me = w.thread;
+            let Some(steps) = g.cycle_from(me, w.resource, w.kind) else {
+                continue;
+            };
+            // Once per cycle: from its lowest thread, and not a ring of the
+            // same threads already found (through another of its waits).
+            let lowest = steps.iter().map(|s| s.thread).min();
+            let same = |c: &Cycle| {
+                c.steps.len() == steps.len()
+                    && steps
+                        .iter()
+                        .all(|s| c.steps.iter().any(|t| t.thread == s.thread))
+            };
+            if lowest == Some(me) && !cycles.iter().any(same) {
+                cycles.push(Cycle { steps });
             }
         }
         cycles

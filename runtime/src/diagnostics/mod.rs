@@ -38,9 +38,13 @@ pub use graph::{
     check_deadlock, lock_order_violations, take_deadlock, Cycle, CycleStep, DeadlockError,
     LockOrderViolation,
 };
-#[cfg_attr(loom, allow(unused_imports))]
+#[cfg_attr(
+    any(loom, all(target_family = "wasm", target_os = "unknown")),
+    allow(unused_imports)
+)]
 pub(crate) use graph::{
-    forget_lock_order, keep_deadlock, set_site, unrefusable, wait_ended, will_wait,
+    forget_lock_order, keep_deadlock, set_site, set_site_provider, unrefusable, wait_ended,
+    will_wait,
 };
 
 /// What kind of primitive a wait or a hold is on.
@@ -237,7 +241,8 @@ pub struct Snapshot {
     pub waiters: Vec<Waiter>,
     /// Every thread named, seen holding or waiting, or reaped.
     pub threads: Vec<ThreadInfo>,
-    /// What each thread holds (while tracking is on; empty otherwise).
+    /// What each thread holds (while tracking is on; empty otherwise), in
+    /// no particular order.
     pub holds: Vec<Hold>,
     /// Whether holds were tracked when it was taken.
     pub tracking: bool,
@@ -266,7 +271,7 @@ pub fn snapshot() -> Snapshot {
             deadline_ns: q.deadline_ns,
         })
         .collect();
-    waiters.sort_by_key(|w| (w.address, w.since_ns));
+    group_by_address(&mut waiters);
     let (threads, holds) = graph::threads_and_holds(waiters.iter().map(|w| w.thread));
     Snapshot {
         now_ns: crate::sys::now_ns(),
@@ -275,6 +280,20 @@ pub fn snapshot() -> Snapshot {
         holds,
         tracking: tracking(),
         detecting: mode() & DETECT != 0,
+    }
+}
+
+/// Groups `waiters` by address, keeping each queue's order (FIFO, as the
+/// walk read it): an insertion sort, stable, written out because the
+/// library's sorts would add several KB to the wasm module, and queues are
+/// short and mostly grouped already (one bucket after another).
+fn group_by_address(waiters: &mut [Waiter]) {
+    for i in 1..waiters.len() {
+        let mut j = i;
+        while j > 0 && waiters[j - 1].address > waiters[j].address {
+            waiters.swap(j - 1, j);
+            j -= 1;
+        }
     }
 }
 

@@ -131,3 +131,14 @@ pub fn starvation_check(
     }
     Ok(longest)
 }
+
+/// Runs a loom model with at most 2 preemptions unless `LOOM_MAX_PREEMPTIONS`
+/// says otherwise (`loom.rs`, `loom_deadlock.rs`).
+#[cfg(loom)]
+pub fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(f);
+}
