@@ -65,7 +65,7 @@ export interface WaiterInfo {
   readonly threadName: string | undefined;
   /** 'blocking': a thread asleep in it; 'async': a `lockAsync`, `waitAsync`, ... of a thread that goes on. */
   readonly mode: 'blocking' | 'async';
-  /** How long it has waited, in milliseconds. */
+  /** How long it has waited, in milliseconds: 0 unless diagnostics (hold tracking, detection or lock-order checking) were on when it queued. */
   readonly sinceMs: number;
   /** How long until it gives up, in milliseconds (Infinity: no timeout; it may be a little below 0). */
   readonly timeoutMs: number;

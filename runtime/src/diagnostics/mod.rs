@@ -23,8 +23,8 @@
 //! is ignored).
 //!
 //! **Cost.** With everything off, every fast path pays one relaxed load of
-//! a process-wide byte and a branch not taken ([`tracking`]); the park and
-//! the snapshot pay the rest. With tracking on, each acquisition and
+//! a process-wide byte and a branch not taken ([`tracking`]), and a park
+//! reads no clock; the snapshot pays the rest. With tracking on, each acquisition and
 //! release of a tracked primitive takes one process-wide lock (the graph's)
 //! and updates a table: it is a debugging mode, measured in `bench/`.
 
@@ -202,8 +202,10 @@ pub struct Waiter {
     /// A blocked thread (else an async record: a `waitAsync`, a future, an
     /// awaited lock).
     pub blocking: bool,
-    /// When it was queued, in the runtime clock's nanoseconds (0 where no
-    /// clock is installed).
+    /// When it was queued, in the runtime clock's nanoseconds: 0 unless
+    /// diagnostics were on ([`set_tracking`], detection or lock-order
+    /// checking) when it queued (a park reads no clock otherwise: in wasm
+    /// the clock is a call into JS), or where no clock is installed.
     pub since_ns: u64,
     /// When it gives up, in the same clock, if it has a timeout.
     pub deadline_ns: Option<u64>,

@@ -259,8 +259,15 @@ unsafe fn enqueue(
     waits: Waits,
     deadline: Option<Instant>,
 ) -> bool {
-    // Read before the queue lock: a clock may be a call into the embedder.
-    let since = now_ns();
+    // When it was queued, for the diagnostics' snapshot: only while they are
+    // on, since a clock may be a call into the embedder (in wasm, JS's
+    // `performance.now()`: reading it at every park cost a contended Lock
+    // a third of its throughput there). Read before the queue lock.
+    let since = if crate::diagnostics::tracking() {
+        now_ns()
+    } else {
+        0
+    };
     let bucket = lock_bucket(key);
     // Count in, then validate: the parker's half of the handshake with
     // `may_have_waiters`. Our read-modify-write and an unparker's are ordered
