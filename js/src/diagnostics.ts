@@ -45,24 +45,28 @@ export type PrimitiveName = 'Lock' | 'Condition' | 'RwLock' | 'Semaphore' | 'Bar
  */
 export type MadeAs = PrimitiveName | 'bytes' | undefined;
 
-/** One queued wait, blocking or async. */
-export interface WaiterInfo {
-  /** The address waited on: a primitive's (`lock.address`), or an `rt.atomics` element's. */
+/** Where a wait or a hold is, what is there, and whose it is. */
+export interface OnAddress {
+  /** The address: a primitive's (`lock.address`), or an `rt.atomics` element's. */
   readonly address: number;
   /**
-   * What it waits for, as the core says: 'Lock', 'RwLock.read',
-   * 'RwLock.write', 'RwLock.upgradable', 'Condition', 'Semaphore',
-   * 'Barrier', 'Once', 'futex' (an `rt.atomics` wait), else the kind of
-   * primitive the runtime made there, or 'unknown'.
+   * What it is, as the core says: 'Lock', 'RwLock.read', 'RwLock.write',
+   * 'RwLock.upgradable', 'Condition', 'Semaphore', 'Barrier', 'Once',
+   * 'futex' (an `rt.atomics` wait), else the kind of primitive the runtime
+   * made there, or 'unknown'.
    */
   readonly kind: string;
   /** What the runtime made at `address` (see `MadeAs`). */
   readonly primitive: MadeAs;
   /** Where that object starts (the block's address for 'bytes'), if known. */
   readonly objectAddress: number | undefined;
-  /** The waiting thread's id (see `ThreadInfo`). */
+  /** The waiting or holding thread's id (see `ThreadInfo`) and name. */
   readonly thread: number;
   readonly threadName: string | undefined;
+}
+
+/** One queued wait, blocking or async. */
+export interface WaiterInfo extends OnAddress {
   /** 'blocking': a thread asleep in it; 'async': a `lockAsync`, `waitAsync`, ... of a thread that goes on. */
   readonly mode: 'blocking' | 'async';
   /** How long it has waited, in milliseconds: 0 unless diagnostics (hold tracking, detection or lock-order checking) were on when it queued. */
@@ -85,17 +89,8 @@ export interface ThreadInfo {
   readonly current: boolean;
 }
 
-/** A lock held, where the core knows its owner. */
-export interface HoldInfo {
-  readonly address: number;
-  /** 'Lock', 'RwLock.write' or 'RwLock.upgradable' (what the core tracks). */
-  readonly kind: string;
-  readonly primitive: MadeAs;
-  readonly objectAddress: number | undefined;
-  /** The holder's id and name. */
-  readonly thread: number;
-  readonly threadName: string | undefined;
-}
+/** A lock held, where the core knows its owner: 'Lock', 'RwLock.write' or 'RwLock.upgradable'. */
+export type HoldInfo = OnAddress;
 
 /** One address's queue: its waiters, oldest first, and its holder if known. */
 export interface QueueInfo {
@@ -146,22 +141,17 @@ export interface LockOrderViolation {
   readonly description: string;
 }
 
-interface RawWaiter {
-  a: number;
-  k: string;
-  t: number;
-  b: boolean;
-  waited: number;
-  left: number | null;
-  made: number;
-  start: number;
-}
 interface RawHold {
   a: number;
   k: string;
   t: number;
   made: number;
   start: number;
+}
+interface RawWaiter extends RawHold {
+  b: boolean;
+  waited: number;
+  left: number | null;
 }
 /** Times in whole microseconds (wasm/src/diagnostics.rs). */
 interface RawSnapshot {
@@ -214,22 +204,19 @@ export function snapshot(core: Instance): DiagnosticsSnapshot {
   const raw = JSON.parse(glueOf(core).diag_snapshot()) as RawSnapshot;
   const names = new Map<number, string | undefined>(raw.threads.map((t) => [t.id, t.name ?? undefined]));
   const threads: ThreadInfo[] = raw.threads.map((t) => ({ id: t.id, name: t.name ?? undefined, state: t.reaped ? 'reaped' : 'alive', current: t.id === raw.me }));
-  const holds: HoldInfo[] = raw.holds.map((h) => ({
-    address: h.a,
-    kind: kindName(h.k, h.made),
-    primitive: madeAs(h.made),
-    objectAddress: h.made < 0 ? undefined : h.start,
-    thread: h.t,
-    threadName: names.get(h.t),
-  }));
+  // What a hold and a wait share: where, what is there, whose.
+  const onAddress = (r: RawHold): OnAddress => ({
+    address: r.a,
+    kind: kindName(r.k, r.made),
+    primitive: madeAs(r.made),
+    objectAddress: r.made < 0 ? undefined : r.start,
+    thread: r.t,
+    threadName: names.get(r.t),
+  });
+  const holds: HoldInfo[] = raw.holds.map(onAddress);
   const holder = new Map<number, number>(holds.map((h) => [h.address, h.thread]));
   const waiters: WaiterInfo[] = raw.waiters.map((w) => ({
-    address: w.a,
-    kind: kindName(w.k, w.made),
-    primitive: madeAs(w.made),
-    objectAddress: w.made < 0 ? undefined : w.start,
-    thread: w.t,
-    threadName: names.get(w.t),
+    ...onAddress(w),
     mode: w.b ? 'blocking' : 'async',
     sinceMs: w.waited / 1000,
     timeoutMs: w.left === null ? Infinity : w.left / 1000,

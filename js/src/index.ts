@@ -20,7 +20,7 @@ export type { AttachOptions, PlaceKind, RuntimeHandle, RuntimeOptions, Watchable
 export { Lock } from './lock.js';
 export { BrokenBarrierError, DeadlockError, OncePoisonedError, OwnerDiedError } from './errors.js';
 export type { DeadlockCycle, DeadlockLock, DeadlockStep, DeadlockThread } from './errors.js';
-export type { DiagnosticsSnapshot, HoldInfo, LockOrderViolation, MadeAs, PrimitiveName, QueueInfo, ThreadInfo, WaiterInfo } from './diagnostics.js';
+export type { DiagnosticsSnapshot, HoldInfo, LockOrderViolation, MadeAs, OnAddress, PrimitiveName, QueueInfo, ThreadInfo, WaiterInfo } from './diagnostics.js';
 export { Condition } from './condition.js';
 export { RwLock } from './rwlock.js';
 export type { RwLockOptions, RwLockPolicy, RwLockState } from './rwlock.js';

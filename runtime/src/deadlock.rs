@@ -70,10 +70,13 @@ impl<T: ?Sized> LockOrDeadlock for crate::Mutex<T> {
 pub fn write_or_deadlock<T: ?Sized>(
     lock: &crate::RwLock<T>,
 ) -> Result<crate::RwLockWriteGuard<'_, T>, DeadlockError> {
-    // SAFETY: `raw` only to take the lock, whose guard is made next.
-    unsafe { lock.raw() }.lock_exclusive_or_deadlock()?;
-    // SAFETY: taken just above; the guard releases it.
-    Ok(unsafe { lock.make_write_guard_unchecked(lock_api::GuardSend::new()) })
+    // SAFETY: the raw lock taken by `RawRwLock::lock_exclusive_or_deadlock`
+    // is what the guard releases.
+    unsafe {
+        guarded(lock, crate::RawRwLock::lock_exclusive_or_deadlock, |l| {
+            l.make_write_guard_unchecked(lock_api::GuardSend::new())
+        })
+    }
 }
 
 /// A read of an [`RwLock`](crate::RwLock), or the cycle.
@@ -81,8 +84,26 @@ pub fn write_or_deadlock<T: ?Sized>(
 pub fn read_or_deadlock<T: ?Sized>(
     lock: &crate::RwLock<T>,
 ) -> Result<crate::RwLockReadGuard<'_, T>, DeadlockError> {
-    // SAFETY: as above.
-    unsafe { lock.raw() }.lock_shared_or_deadlock()?;
-    // SAFETY: as above.
-    Ok(unsafe { lock.make_read_guard_unchecked(lock_api::GuardSend::new()) })
+    // SAFETY: as above, for a read.
+    unsafe {
+        guarded(lock, crate::RawRwLock::lock_shared_or_deadlock, |l| {
+            l.make_read_guard_unchecked(lock_api::GuardSend::new())
+        })
+    }
+}
+
+/// Takes `lock`'s raw lock with `take`, then makes its guard with `guard`.
+///
+/// # Safety
+/// `guard` makes the guard of what `take` took.
+#[cfg(not(loom))]
+unsafe fn guarded<'a, T: ?Sized, G>(
+    lock: &'a crate::RwLock<T>,
+    take: fn(&crate::RawRwLock) -> Result<(), DeadlockError>,
+    guard: unsafe fn(&'a crate::RwLock<T>) -> G,
+) -> Result<G, DeadlockError> {
+    // SAFETY: `raw` only to take the lock, whose guard is made next.
+    take(unsafe { lock.raw() })?;
+    // SAFETY: taken just above (our contract).
+    Ok(unsafe { guard(lock) })
 }

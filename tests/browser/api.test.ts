@@ -2,24 +2,14 @@
 // demo/dist/api by the browser tests' set-up, `npm run build` and
 // `npm start`), served by the demo server at /api/: it opens in Chromium,
 // names every public class, and every link in it leads somewhere.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openPage, screenshot, startServer, type Browser, type Server } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { openPage, screenshot, useServerAndBrowser } from './browser.js';
 
-let server: Server;
-let browser: Browser;
-
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = useServerAndBrowser();
 
 describe('the API reference at /api/', () => {
   it('lists the public classes, and the landing page links to it', async () => {
-    const { page, errors } = await openPage(browser, `${server.url}api/`);
+    const { page, errors } = await openPage(env.browser, `${env.server.url}api/`);
     const text = (await page.locator('body').textContent()) ?? '';
     for (const name of ['Runtime', 'Lock', 'Condition', 'RwLock', 'Semaphore', 'Barrier', 'Once', 'RuntimeAtomics', 'OwnerDiedError', 'spawnWorker', 'attachWorker']) {
       expect(text, `the reference names ${name}`).toContain(name);
@@ -27,13 +17,13 @@ describe('the API reference at /api/', () => {
     await screenshot(page, 'api');
     expect(errors).toEqual([]);
     await page.close();
-    const landing = await (await fetch(server.url)).text();
+    const landing = await (await fetch(env.server.url)).text();
     expect(landing).toContain('href="./api/"');
   });
 
   it('has no broken link: every page it links to is served', async () => {
     const seen = new Set<string>();
-    const queue = [`${server.url}api/`];
+    const queue = [`${env.server.url}api/`];
     const broken: string[] = [];
     while (queue.length > 0 && seen.size < 500) {
       const url = queue.shift()!;
@@ -48,7 +38,7 @@ describe('the API reference at /api/', () => {
       const html = await res.text();
       for (const [, href] of html.matchAll(/href="([^"#]+)(?:#[^"]*)?"/g)) {
         const next = new URL(href!, url);
-        if (next.origin === new URL(server.url).origin && next.pathname.startsWith('/api/')) queue.push(next.href);
+        if (next.origin === new URL(env.server.url).origin && next.pathname.startsWith('/api/')) queue.push(next.href);
       }
     }
     expect(broken).toEqual([]);

@@ -5,7 +5,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { launchBrowser } from './chromium.mjs';
+import { afterAll, beforeAll } from 'vitest';
+import { launchBrowser, startServer } from './chromium.mjs';
 
 export { launchBrowser, startServer } from './chromium.mjs';
 export type Browser = Awaited<ReturnType<typeof launchBrowser>>;
@@ -30,4 +31,20 @@ export async function openPage(browser: Browser, url: string): Promise<{ page: P
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * The demo server and a browser for one test file: started before its tests,
+ * stopped after them. Read `server` and `browser` inside the tests.
+ */
+export function useServerAndBrowser(): { readonly server: Server; readonly browser: Browser } {
+  const state = {} as { server: Server; browser: Browser };
+  beforeAll(async () => {
+    [state.server, state.browser] = await Promise.all([startServer(), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await state.browser?.close();
+    await state.server?.stop();
+  });
+  return state;
 }

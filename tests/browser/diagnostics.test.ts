@@ -3,24 +3,14 @@
 // deadlock detection off the table freezes and the page shows the cycle from
 // rt.checkDeadlock(); with it on, a philosopher gets DeadlockError, the page
 // shows it, and the meals keep coming.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openPage, screenshot, startServer, type Browser, type Server } from './browser.js';
+import { describe, expect, it } from 'vitest';
+import { openPage, screenshot, useServerAndBrowser } from './browser.js';
 
-let server: Server;
-let browser: Browser;
-
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = useServerAndBrowser();
 
 describe('the diagnostics page', () => {
   it('detection off: the table freezes in a deadlock and the page shows its cycle, page included; detection on: DeadlockError shown, the philosophers keep eating', async () => {
-    const { page, errors } = await openPage(browser, `${server.url}diagnostics.html`);
+    const { page, errors } = await openPage(env.browser, `${env.server.url}diagnostics.html`);
     await page.waitForSelector('#diag[data-state=idle]');
     await page.fill('#workers', '5');
     await page.selectOption('#mode', 'deadlocking');

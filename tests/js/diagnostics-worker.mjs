@@ -27,36 +27,33 @@ function takeInOrder(first, second) {
   first.unlock();
 }
 
+/** Holds `mine`, runs `between`, then takes `other` (blocking) and lets both go: `{ refused }` if detection refused it. */
+function holdThenTry(mine, other, between) {
+  mine.lock();
+  between();
+  let refused;
+  try {
+    other.lock();
+    other.unlock();
+  } catch (e) {
+    refused = refusal(e);
+  }
+  mine.unlock();
+  return { refused };
+}
+
 const tasks = {
   /** Holds `mine`, meets the others at `barrier`, then takes `next`: refused, or taken once its holder lets go. */
   ring({ mine, next, barrier }) {
-    mine.lock();
-    barrier.wait();
-    let refused;
-    try {
-      next.lock();
-      next.unlock();
-    } catch (e) {
-      refused = refusal(e);
-    }
-    mine.unlock();
-    return { refused };
+    return holdThenTry(mine, next, () => barrier.wait());
   },
 
   /** Holds `mine`, says so, waits for `go`, then takes `other` (blocking). */
   holdThenTake({ mine, other, go }) {
-    mine.lock();
-    post('holding');
-    waitFor(go);
-    let refused;
-    try {
-      other.lock();
-      other.unlock();
-    } catch (e) {
-      refused = refusal(e);
-    }
-    mine.unlock();
-    return { refused };
+    return holdThenTry(mine, other, () => {
+      post('holding');
+      waitFor(go);
+    });
   },
 
   /** Holds `hold` and `lock`, then waits on `cond` with `lock` (blocking): refused taking `lock` back, or notified. */

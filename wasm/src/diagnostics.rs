@@ -263,15 +263,7 @@ pub fn diag_last_deadlock() -> String {
 /// on), as a JSON array of cycles.
 #[wasm_bindgen]
 pub fn diag_check_deadlock() -> String {
-    let mut out = String::from("[");
-    for (i, c) in deadlock::check_deadlock().iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        push_cycle(&mut out, c);
-    }
-    out.push(']');
-    out
+    json_array(&deadlock::check_deadlock(), push_cycle)
 }
 
 /// The lock-order inversions seen so far, first first, as a JSON array of
@@ -279,12 +271,17 @@ pub fn diag_check_deadlock() -> String {
 /// otherThreadName, otherStack }`.
 #[wasm_bindgen]
 pub fn diag_lock_order_violations() -> String {
+    json_array(&lock_order::violations(), push_violation)
+}
+
+/// `items` as a JSON array, each written by `push`.
+fn json_array<T>(items: &[T], push: fn(&mut String, &T)) -> String {
     let mut out = String::from("[");
-    for (i, v) in lock_order::violations().iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        push_violation(&mut out, v);
+        push(&mut out, item);
     }
     out.push(']');
     out
