@@ -137,7 +137,19 @@ fn main() {
         side::row(&mut md, line + "\n");
     }
     let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
-    let doc = plan.document(&names, log, Vec::new());
+    let chart = side::threads_chart(
+        "diagnostics",
+        "What the diagnostics cost a Lock".into(),
+        "acquisitions/s".into(),
+        &names,
+        threads,
+        |name, n| {
+            let r = names.iter().position(|&x| x == name)?;
+            let p = threads.iter().position(|&t| t == n)?;
+            Spread::of(rates[r][p].iter().copied())
+        },
+    );
+    let doc = plan.document(&names, log, vec![chart]);
     plan.write(&md, &doc);
 }
 
