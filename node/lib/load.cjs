@@ -1,8 +1,9 @@
 'use strict';
-// Finds parklot/node's addon for the running platform. The package ships one
-// build per platform, named after it (parklot.linux-x64-gnu.node,
-// parklot.linux-arm64-gnu.node); elsewhere loading throws an error that says
-// so, instead of the dynamic loader's "cannot open shared object file".
+// Finds parklot/node's addon for the running platform: first in its platform
+// package (@parklot/node-linux-x64-gnu: the optionalDependency npm installed
+// for this platform), else beside this file (where scripts/build-node.sh puts
+// it in a checkout). Where neither is, loading throws an error that says so,
+// instead of the dynamic loader's "cannot open shared object file".
 
 const { readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -29,21 +30,48 @@ function platformName({ platform = process.platform, arch = process.arch, libc }
 /** The file name of the build for `platform` (a platformName). */
 const buildFile = (platform) => `parklot.${platform}.node`;
 
+/** The npm package that holds the build for `platform`. */
+const packageName = (platform) => `@parklot/node-${platform}`;
+
+/** The build for `platform` in its package, as resolved from `dir`, else the file in `dir`. */
+function findBuild(platform, dir) {
+  try {
+    return require.resolve(`${packageName(platform)}/${buildFile(platform)}`, { paths: [dir] });
+  } catch {
+    return path.join(dir, buildFile(platform));
+  }
+}
+
+/** Whether parklot's package.json (two levels above `dir`) lists `platform`'s package: npm left it out. */
+function isOptionalDependency(platform, dir) {
+  try {
+    return packageName(platform) in (require(path.join(dir, '..', '..', 'package.json')).optionalDependencies ?? {});
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Loads the addon built for `target` ({ platform, arch, libc }, default this
- * process's) from `dir`; throws a clear error where this package has no build.
+ * process's), from its platform package as resolved from `dir` or from `dir`
+ * itself; throws a clear error where there is neither.
  */
 function loadAddon(target = {}, dir = __dirname) {
   const platform = platformName(target);
-  const file = path.join(dir, buildFile(platform));
+  const file = findBuild(platform, dir);
   try {
     return require(file);
   } catch (e) {
     if (e?.code === 'MODULE_NOT_FOUND' && e.message.includes(file)) {
+      if (isOptionalDependency(platform, dir)) {
+        throw new Error(
+          `parklot/node: its build for ${platform} is the package ${packageName(platform)}, which is not installed (an optional dependency of parklot: was it omitted, as by --omit=optional?); the wasm package 'parklot' works everywhere`,
+        );
+      }
       throw new Error(`parklot/node: no build for ${platform} in this package; the wasm package 'parklot' works everywhere`);
     }
     throw new Error(`parklot/node: its build for ${platform} (${file}) does not load: ${e?.message}`, { cause: e });
   }
 }
 
-module.exports = { platformName, buildFile, loadAddon };
+module.exports = { platformName, buildFile, packageName, loadAddon };

@@ -1,14 +1,15 @@
-// parklot/node picks its build by platform (node/lib/load.cjs): the file
-// named after this process's platform loads, and on a platform the package
-// has no build for, loading throws an error that says so and points at the
-// wasm package. (The packed files and a fresh install: pack.test.ts; the
-// linux-arm64 build under qemu: tests/addon-arm64.)
+// parklot/node picks its build by platform (node/lib/load.cjs): the one in
+// the platform's package (@parklot/node-<platform>) if installed, else the
+// file named after the platform beside load.cjs; on a platform with neither,
+// loading throws an error that says so (naming the package where npm left it
+// out) and points at the wasm package. (The packed packages and a fresh
+// install: pack.test.ts; the linux-arm64 build under qemu: tests/addon-arm64.)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAddon, root } from './addon.js';
 
 const load = createRequire(import.meta.url)(`${root}node/lib/load.cjs`) as {
@@ -88,5 +89,53 @@ describe('a platform without a build', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the platform's package, as npm installs it beside parklot", () => {
+  // This machine's platform, so that the package's build is one that loads here.
+  const platform = load.platformName();
+  let dir: string;
+  let lib: string;
+  let pkg: string;
+
+  beforeAll(() => {
+    // node_modules/parklot/node/lib (no build in it) and node_modules/@parklot/node-<platform>.
+    dir = mkdtempSync(join(tmpdir(), 'parklot-platform-pkg-'));
+    lib = join(dir, 'node_modules/parklot/node/lib');
+    pkg = join(dir, `node_modules/@parklot/node-${platform}`);
+    mkdirSync(lib, { recursive: true });
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: `@parklot/node-${platform}`, version: '0.1.0', main: load.buildFile(platform) }));
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('loadAddon finds the build in the package (here with none beside load.cjs), and loads it', () => {
+    copyFileSync(join(root, 'node/lib', load.buildFile(platform)), join(pkg, load.buildFile(platform)));
+    // In a child: a second copy of the addon in this process would be a second ParkingLot.
+    const code = `const native = require(${JSON.stringify(`${root}node/lib/load.cjs`)}).loadAddon({}, ${JSON.stringify(lib)});
+      console.log(typeof native.queuedCounter, Object.keys(require.cache).filter((f) => f.endsWith('.node')).join());`;
+    const r = spawnSync(process.execPath, ['--eval', code], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(`function ${join(pkg, load.buildFile(platform))}\n`);
+  });
+
+  it("the package's build comes first: one that does not load is reported, not skipped for the file beside load.cjs", () => {
+    const inPackage = join(pkg, load.buildFile(platform));
+    writeFileSync(inPackage, 'not a shared object');
+    copyFileSync(join(root, 'node/lib', load.buildFile(platform)), join(lib, load.buildFile(platform)));
+    expect(() => load.loadAddon({}, lib)).toThrow(`parklot/node: its build for ${platform} (${inPackage}) does not load`);
+  });
+
+  it("a platform package parklot lists that npm left out (--omit=optional) is named in the error", () => {
+    writeFileSync(join(lib, '../../package.json'), JSON.stringify({ name: 'parklot', optionalDependencies: { '@parklot/node-linux-arm64-gnu': '0.1.0' } }));
+    expect(() => load.loadAddon({ platform: 'linux', arch: 'arm64', libc: 'gnu' }, lib)).toThrow(
+      new Error(
+        "parklot/node: its build for linux-arm64-gnu is the package @parklot/node-linux-arm64-gnu, which is not installed (an optional dependency of parklot: was it omitted, as by --omit=optional?); the wasm package 'parklot' works everywhere",
+      ),
+    );
+    expect(() => load.loadAddon({ platform: 'linux', arch: 'riscv64', libc: 'gnu' }, lib)).toThrow(new Error(noBuild('linux-riscv64-gnu')));
   });
 });

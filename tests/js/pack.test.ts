@@ -1,8 +1,10 @@
-// The npm package as users get it: `npm pack`, install the tarball into a
-// fresh app, run the README-style example (workers + this thread on one
-// lock), and type-check a TypeScript consumer against the installed types.
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The npm packages as users get them: `npm pack` the root package and
+// parklot/node's platform packages (scripts/pack-platforms.mjs), install the
+// root and this platform's tarballs into a fresh app, run the README-style
+// example (workers + this thread on one lock), and type-check a TypeScript
+// consumer against the installed types.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,11 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const example = fileURLToPath(new URL('./pack-example/', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+// --offline: every package comes from a tarball here; the root's optional
+// platform packages that are not (linux-arm64's) are looked up in npm's cache
+// only, fail, and are skipped, as optional ones are.
+const install = ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock'];
 
+type Packed = { name: string; filename: string; files: { path: string }[] };
 let dir: string;
 let app: string;
 let files: string[];
 let tarball: string;
+/** The platform packages, by platform name (linux-x64-gnu), as packed. */
+let platforms: Map<string, Packed>;
 
 /** Runs a command; on failure the error carries its stdout and stderr. */
 function run(cmd: string, args: string[], cwd: string): string {
@@ -28,26 +37,34 @@ function run(cmd: string, args: string[], cwd: string): string {
   }
 }
 
+/** A fresh project named `name` in the temporary directory: its package.json (with `fields`) alone. */
+function project(name: string, fields: Record<string, unknown> = {}): string {
+  const at = join(dir, name);
+  mkdirSync(at);
+  writeFileSync(join(at, 'package.json'), JSON.stringify({ name, private: true, ...fields }));
+  return at;
+}
+
 beforeAll(() => {
-  // Every addon build the package ships (incremental: a no-op when built).
-  run('bash', ['scripts/build-node.sh', '--all'], root);
   dir = mkdtempSync(join(tmpdir(), 'parklot-pack-'));
+  // Builds every addon the platform packages ship (incremental: a no-op when built).
+  const packedPlatforms = JSON.parse(run(process.execPath, ['scripts/pack-platforms.mjs', '--json', dir], root)) as Packed[];
+  platforms = new Map(packedPlatforms.map((p) => [p.name.replace('@parklot/node-', ''), p]));
   // --ignore-scripts: the global setup has built the package already, and
   // prepack's build would print to the stdout that --json must own.
-  // The README swap that prepack and postpack make (scripts/package-readme.mjs).
-  run(process.execPath, ['scripts/package-readme.mjs', 'use'], root);
-  let packed: { filename: string; files: { path: string }[] }[];
+  // The README and package.json swap that prepack and postpack make (scripts/package-swap.mjs).
+  run(process.execPath, ['scripts/package-swap.mjs', 'use'], root);
+  let packed: Packed[];
   try {
-    packed = JSON.parse(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], root)) as typeof packed;
+    packed = JSON.parse(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], root)) as Packed[];
   } finally {
-    run(process.execPath, ['scripts/package-readme.mjs', 'restore'], root);
+    run(process.execPath, ['scripts/package-swap.mjs', 'restore'], root);
   }
   tarball = join(dir, packed[0]!.filename);
   files = packed[0]!.files.map((f) => f.path);
-  app = join(dir, 'app');
-  mkdirSync(app);
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  run(npm, ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], app);
+  app = project('app', { type: 'module' });
+  // As from the registry: parklot and the platform package npm picks for this machine.
+  run(npm, [...install, tarball, platforms.get('linux-x64-gnu')!.filename], app);
   for (const f of ['main.mjs', 'worker.mjs', 'check.ts']) copyFileSync(join(example, f), join(app, f));
 }, 300_000);
 afterAll(() => {
@@ -89,40 +106,63 @@ describe('npm pack', () => {
     });
   }
 
-  // The builds node/lib/load.cjs looks for, by platform name, with the ELF
-  // machine each must be (e_machine: 62 x86-64, 183 AArch64).
+  // The platform packages, by the platform names node/lib/load.cjs gives,
+  // with the ELF machine each build must be (e_machine: 62 x86-64, 183 AArch64).
   const builds = [
-    ['linux', 'x64', 62],
-    ['linux', 'arm64', 183],
+    ['linux-x64-gnu', 'x64', 62],
+    ['linux-arm64-gnu', 'arm64', 183],
   ] as const;
 
-  it('ships the Node addon for linux-x64 and linux-arm64 (glibc), stripped, under the names the loader looks for', () => {
-    const load = createRequire(import.meta.url)(join(app, 'node_modules/parklot/node/lib/load.cjs')) as {
-      platformName(t: { platform: string; arch: string; libc: string }): string;
-      buildFile(platform: string): string;
-    };
+  it('the root package ships no addon build: the platform packages do', () => {
     expect(files).toContain('node/lib/load.cjs');
-    expect(files.filter((f) => f.endsWith('.node')).length).toBe(builds.length);
-    for (const [platform, arch, machine] of builds) {
-      const file = `node/lib/${load.buildFile(load.platformName({ platform, arch, libc: 'gnu' }))}`;
-      expect(files).toContain(file);
-      const bytes = readFileSync(join(app, 'node_modules/parklot', file));
+    expect(files.filter((f) => f.endsWith('.node'))).toEqual([]);
+    expect([...platforms.keys()].sort()).toEqual(builds.map(([platform]) => platform).sort());
+  });
+
+  it.each(builds)(
+    'the %s package holds its build alone (stripped, under the name the loader looks for), the license texts, and os/cpu/libc',
+    (platform, cpu, machine) => {
+      const packed = platforms.get(platform)!;
+      const load = createRequire(import.meta.url)(join(app, 'node_modules/parklot/node/lib/load.cjs')) as { buildFile(platform: string): string };
+      const file = load.buildFile(platform);
+      expect(packed.name).toBe(`@parklot/node-${platform}`);
+      expect(packed.files.map((f) => f.path).sort()).toEqual([file, 'package.json', 'LICENSE-MIT', 'LICENSE-APACHE'].sort());
+      const unpacked = join(dir, 'unpacked', platform);
+      mkdirSync(unpacked, { recursive: true });
+      run('tar', ['-xzf', packed.filename, '-C', unpacked], dir);
+      const manifest = JSON.parse(readFileSync(join(unpacked, 'package/package.json'), 'utf8')) as Record<string, unknown>;
+      const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+      expect(manifest).toMatchObject({ os: ['linux'], cpu: [cpu], libc: ['glibc'], main: file, files: [file, 'LICENSE-MIT', 'LICENSE-APACHE'] });
+      for (const key of ['version', 'license', 'repository']) expect(manifest[key], key).toEqual(rootManifest[key]);
+      const bytes = readFileSync(join(unpacked, 'package', file));
       expect(bytes.subarray(0, 4).toString('latin1'), file).toBe('\x7fELF');
       expect(bytes.readUInt16LE(18), `${file}: ELF machine`).toBe(machine);
       // Stripped: no symbol table, no debug info.
       expect(elfSections(bytes).filter((name) => name === '.symtab' || name.startsWith('.debug')), file).toEqual([]);
       expect(bytes.length, file).toBeLessThan(1 << 20);
-    }
-  });
+    },
+  );
 
-  it('the package declares no os/cpu: it installs everywhere (the wasm part runs everywhere; parklot/node says where it has no build)', () => {
+  it('the root package declares no os/cpu (its wasm part runs everywhere) and lists each platform package as an optional dependency at its version', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules/parklot/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest.os).toBeUndefined();
     expect(manifest.cpu).toBeUndefined();
     expect(manifest.libc).toBeUndefined();
+    expect(manifest.optionalDependencies).toEqual(Object.fromEntries([...platforms.values()].map((p) => [p.name, manifest.version])));
+    // The repository's package.json is back, without them (scripts/package-swap.mjs).
+    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).optionalDependencies).toBeUndefined();
   });
 
-  it('parklot/node from the installed tarball loads its linux-x64 build: a worker woken by exact count, and no build elsewhere', () => {
+  it("installing another platform's package is refused by npm (EBADPLATFORM), naming what it wants", () => {
+    const other = project('other');
+    const r = spawnSync(npm, [...install, platforms.get('linux-arm64-gnu')!.filename], { cwd: other, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/npm error code EBADPLATFORM/);
+    expect(r.stderr).toMatch(/Unsupported platform for @parklot\/node-linux-arm64-gnu@[\d.]+: wanted \{"os":"linux","cpu":"arm64","libc":"glibc"\}/);
+  });
+
+  it('parklot/node from the installed tarballs loads its linux-x64 build from its package: a worker woken by exact count, and no build elsewhere', () => {
+    expect(existsSync(join(app, 'node_modules/@parklot/node-linux-x64-gnu/parklot.linux-x64-gnu.node'))).toBe(true);
     const check = `
       const { Worker } = require('node:worker_threads');
       const pl = require('parklot/node');
@@ -135,6 +175,15 @@ describe('npm pack', () => {
     const fake = "Object.defineProperty(process, 'arch', { value: 'riscv64' }); try { require('parklot/node'); } catch (e) { console.log(e.message); }";
     expect(run(process.execPath, ['-e', fake], app)).toBe(
       "parklot/node: no build for linux-riscv64-gnu in this package; the wasm package 'parklot' works everywhere\n",
+    );
+  });
+
+  it('installed without its optional dependencies (--omit=optional), parklot installs and parklot/node names the package it lacks', () => {
+    const omitted = project('omitted');
+    run(npm, [...install, '--omit=optional', tarball], omitted);
+    const check = "try { require('parklot/node'); } catch (e) { console.log(e.message); }";
+    expect(run(process.execPath, ['-e', check], omitted)).toBe(
+      "parklot/node: its build for linux-x64-gnu is the package @parklot/node-linux-x64-gnu, which is not installed (an optional dependency of parklot: was it omitted, as by --omit=optional?); the wasm package 'parklot' works everywhere\n",
     );
   });
 
