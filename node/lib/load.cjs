@@ -2,8 +2,9 @@
 // Finds parklot/node's addon for the running platform: first in its platform
 // package (@parklot/node-linux-x64-gnu: the optionalDependency npm installed
 // for this platform), else beside this file (where scripts/build-node.sh puts
-// it in a checkout). Where neither is, loading throws an error that says so,
-// instead of the dynamic loader's "cannot open shared object file".
+// it in a checkout). Where neither is, loading throws an error that says so
+// (naming the package where npm left it out), instead of the dynamic loader's
+// "cannot open shared object file".
 
 const { readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -74,4 +75,4 @@ function loadAddon(target = {}, dir = __dirname) {
   }
 }
 
-module.exports = { platformName, buildFile, packageName, loadAddon };
+module.exports = { platformName, buildFile, loadAddon };
