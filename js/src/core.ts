@@ -150,6 +150,13 @@ export class Core {
   creator = false;
   /** `mayBlock && !closed`: the one test a blocking call makes on its fast path. */
   canBlock: boolean;
+  /**
+   * The diagnostics' mode byte (runtime/src/diagnostics: 0 while all are
+   * off), read by Lock's `lock`/`unlock` to choose the export that reports
+   * to them only while they are on (wasm/src/lib.rs, `lock_seen`). Static
+   * data, so the view over the buffer of the moment stays right.
+   */
+  readonly diagMode: Uint8Array;
   readonly pool: WaiterPool;
   readonly keepAlive = new KeepAlive();
 
@@ -195,6 +202,7 @@ export class Core {
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
     this.#poison = poisonView(raw, memory);
+    this.diagMode = new Uint8Array(this.#heapBuffer, raw.diag_mode_address() >>> 0, 1);
     this.pool = new WaiterPool(glue, () => this.heap32());
     // The runtime's own memory: no public call may reach it (kinds.ts).
     this.#probe = glue.kind_alloc(Kind.Internal, 4, 4);

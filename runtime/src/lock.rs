@@ -305,7 +305,7 @@ impl Lock {
     /// Acquires the lock if it is free, without waiting.
     #[inline]
     pub fn try_lock(&self) -> bool {
-        let taken = self.try_take();
+        let taken = self.try_lock_unseen();
         if taken {
             diagnostics::acquired(self.key(), Kind::Lock);
         }
@@ -313,9 +313,15 @@ impl Lock {
     }
 
     /// [`try_lock`](Self::try_lock) unseen by the diagnostics: for the paths
-    /// that report the acquisition themselves.
+    /// that report the acquisition themselves, and for an embedder that
+    /// reads [`crate::diagnostics::mode_address`] on its own side and calls
+    /// this only while diagnostics are off (the wasm module's JS does: a
+    /// check in wasm cost JavaScriptCore a sixth of an uncontended
+    /// lock/unlock, the same check in JS nothing measurable). Used while
+    /// diagnostics are on, the acquisition goes unrecorded: the graph then
+    /// misses a holder, as for a lock taken before they were switched on.
     #[inline]
-    fn try_take(&self) -> bool {
+    pub fn try_lock_unseen(&self) -> bool {
         let mut state = self.state.load(Ordering::Relaxed);
         loop {
             if state & LOCKED != 0 {
@@ -345,7 +351,7 @@ impl Lock {
     }
 
     fn try_lock_until_option(&self, deadline: Option<Instant>) -> bool {
-        let taken = self.try_take() || self.lock_slow(spin_limit(), deadline);
+        let taken = self.try_lock_unseen() || self.lock_slow(spin_limit(), deadline);
         if taken {
             diagnostics::acquired(self.key(), Kind::Lock);
         }
@@ -439,11 +445,21 @@ impl Lock {
         self.checked_release(true)
     }
 
-    /// The checked releases: one CAS for a plain `LOCKED` byte, else the
-    /// whole protocol, out of line.
+    /// The checked releases, reported to the diagnostics.
     #[inline]
     fn checked_release(&self, fair: bool) -> Result<(), NotLocked> {
         diagnostics::released(self.key());
+        self.checked_unlock_unseen(fair)
+    }
+
+    /// [`checked_unlock`](Self::checked_unlock) (`fair`: or
+    /// [`checked_unlock_fair`](Self::checked_unlock_fair)) unseen by the
+    /// diagnostics, for the embedder of [`try_lock_unseen`](Self::try_lock_unseen),
+    /// while diagnostics are off (a release they miss leaves the graph a
+    /// holder that is gone). One CAS for a plain `LOCKED` byte, else the
+    /// whole protocol, out of line.
+    #[inline]
+    pub fn checked_unlock_unseen(&self, fair: bool) -> Result<(), NotLocked> {
         if self.release_alone() {
             return Ok(());
         }
@@ -773,7 +789,7 @@ unsafe impl AcquireState for Lock {
     }
 
     fn cancelled_after_wake(&self, _: bool, token: UnparkToken) -> bool {
-        token == TOKEN_HANDOFF || self.try_take()
+        token == TOKEN_HANDOFF || self.try_lock_unseen()
     }
 }
 

@@ -312,6 +312,48 @@ fn the_snapshot_shows_waiters_holds_and_names_with_detection_off() {
 }
 
 #[test]
+fn the_mode_byte_tells_an_embedder_when_to_take_the_reported_calls() {
+    let _s = serial();
+    // SAFETY: the address of a static byte, read as the embedder reads it.
+    let mode = || unsafe { *(diagnostics::mode_address() as *const u8) };
+    assert_eq!(mode(), 0);
+    let lock = leak(Lock::new());
+    let held = |lock: &Lock| {
+        diagnostics::snapshot()
+            .holds
+            .iter()
+            .any(|h| h.address == addr(lock))
+    };
+    diagnostics::set_tracking(true);
+    assert_ne!(mode(), 0, "tracking on: the embedder must see it");
+    // The unseen calls change the lock and nothing else...
+    assert!(lock.try_lock_unseen());
+    assert!(lock.is_locked() && !held(lock));
+    assert!(!lock.try_lock_unseen());
+    lock.checked_unlock_unseen(false).unwrap();
+    assert!(!lock.is_locked());
+    assert!(
+        lock.checked_unlock_unseen(true).is_err(),
+        "not locked: refused, untouched"
+    );
+    assert!(!lock.is_locked());
+    // ...the reported ones are seen.
+    assert!(lock.try_lock());
+    assert!(held(lock));
+    lock.checked_unlock().unwrap();
+    assert!(!held(lock));
+    diagnostics::set_tracking(false);
+    assert_eq!(mode(), 0);
+    deadlock::set_enabled(true);
+    assert_ne!(mode(), 0, "detection on: the embedder must see it too");
+    deadlock::set_enabled(false);
+    lock_order::set_enabled(true);
+    assert_ne!(mode(), 0, "lock-order checking as well");
+    lock_order::set_enabled(false);
+    assert_eq!(mode(), 0);
+}
+
+#[test]
 fn a_reaped_thread_leaves_the_graph() {
     detecting(|| {
         let lock = leak(Lock::new());

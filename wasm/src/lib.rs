@@ -221,26 +221,60 @@ fn took_if(taken: bool, addr: u32, lock: &Lock) -> u32 {
 
 /// Acquires the lock at `addr`, parking the thread while it is held; or,
 /// with deadlock detection on, `acquired::DEADLOCK` if waiting would close
-/// a cycle (nothing done).
+/// a cycle (nothing done). Its uncontended acquisition is unseen by the
+/// diagnostics: JS calls it only while they are off (it reads their mode
+/// byte, [`diag_mode_address`]), else [`lock_seen`].
 #[wasm_bindgen]
 pub fn lock(addr: u32) -> u32 {
+    lock_with(addr, Lock::try_lock_unseen)
+}
+
+/// [`lock`] while diagnostics are on: every acquisition reported.
+#[wasm_bindgen]
+pub fn lock_seen(addr: u32) -> u32 {
+    lock_with(addr, Lock::try_lock)
+}
+
+/// The address of the diagnostics' mode byte (0: all off), which JS reads
+/// to choose between [`lock`] and [`lock_seen`], [`unlock`] and
+/// [`unlock_seen`].
+#[wasm_bindgen]
+pub fn diag_mode_address() -> u32 {
+    parklot::diagnostics::mode_address() as u32
+}
+
+/// [`lock`]'s body, with the uncontended try of the caller's choosing.
+#[inline(always)]
+fn lock_with(addr: u32, try_lock: fn(&Lock) -> bool) -> u32 {
     // SAFETY (every `at::<Lock>` below): the JS wrapper passes the address of a
     // lock it allocated and checked.
     let lock = unsafe { at::<Lock>(addr) };
     // A free lock is not held by this thread: the list is looked at only
     // when the lock is taken.
-    if !lock.try_lock() {
-        if threads::holds(addr) == Some(true) {
-            return acquired::ALREADY_HELD;
-        }
-        if kinds::is_tombstone(addr) {
-            return acquired::FREED;
-        }
-        if let Err(e) = lock.lock_or_deadlock() {
-            return diagnostics::refused(e);
-        }
+    if try_lock(lock) {
+        took(addr, lock)
+    } else {
+        lock_contended(addr, lock)
     }
-    took(addr, lock)
+}
+
+/// The rest of [`lock`] when the lock was not free. Out of line: the
+/// refusal it may return (a `DeadlockError`) is passed through the shadow
+/// stack, whose frame, inlined, was set up and torn down on every
+/// uncontended `lock` too.
+#[cold]
+#[inline(never)]
+fn lock_contended(addr: u32, lock: &Lock) -> u32 {
+    if threads::holds(addr) == Some(true) {
+        return acquired::ALREADY_HELD;
+    }
+    if kinds::is_tombstone(addr) {
+        return acquired::FREED;
+    }
+    match lock.lock_or_deadlock() {
+        Ok(()) => took(addr, lock),
+        Err(e) => diagnostics::refused(e),
+    }
 }
 
 /// Acquires the lock at `addr` if it is free; never waits (a lock this
@@ -286,8 +320,10 @@ pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
 }
 
 /// Releases the lock at `addr` (fairly: handing it to the oldest waiter),
-/// if this thread holds it.
-fn release(addr: u32, fair: bool) -> u32 {
+/// if this thread holds it; `seen`: reported to the diagnostics. Inlined
+/// into each export, the flags constant there.
+#[inline(always)]
+fn release(addr: u32, fair: bool, seen: bool) -> u32 {
     // SAFETY: an address the JS wrapper allocated and checked (module docs).
     let lock = unsafe { at::<Lock>(addr) };
     if !lock.is_locked() {
@@ -301,10 +337,10 @@ fn release(addr: u32, fair: bool) -> u32 {
         None => {}
     }
     // Held by this thread (or by an unregistered caller's word), so locked.
-    let r = if fair {
-        lock.checked_unlock_fair()
-    } else {
-        lock.checked_unlock()
+    let r = match (seen, fair) {
+        (false, _) => lock.checked_unlock_unseen(fair),
+        (true, false) => lock.checked_unlock(),
+        (true, true) => lock.checked_unlock_fair(),
     };
     match r {
         Ok(()) => released::OK,
@@ -312,17 +348,24 @@ fn release(addr: u32, fair: bool) -> u32 {
     }
 }
 
-/// Releases the lock at `addr`, held by this thread.
+/// Releases the lock at `addr`, held by this thread, unseen by the
+/// diagnostics (called only while they are off, as [`lock`] is).
 #[wasm_bindgen]
 pub fn unlock(addr: u32) -> u32 {
-    release(addr, false)
+    release(addr, false, false)
+}
+
+/// [`unlock`] while diagnostics are on: the release reported.
+#[wasm_bindgen]
+pub fn unlock_seen(addr: u32) -> u32 {
+    release(addr, false, true)
 }
 
 /// Releases the lock at `addr`, held by this thread, handing it to the
 /// oldest waiter if any.
 #[wasm_bindgen]
 pub fn unlock_fair(addr: u32) -> u32 {
-    release(addr, true)
+    release(addr, true, true)
 }
 
 /// Whether the lock at `addr` is held (a snapshot).

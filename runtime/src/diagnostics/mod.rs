@@ -140,6 +140,14 @@ pub fn is_tracking() -> bool {
     tracking()
 }
 
+/// The address of the byte that says what is switched on (0: nothing), for
+/// an embedder whose own fast paths read it (non-zero: take the reported
+/// calls, e.g. [`crate::Lock::try_lock`] rather than
+/// [`crate::Lock::try_lock_unseen`]). It changes only through this module.
+pub fn mode_address() -> usize {
+    MODE.as_ptr() as usize
+}
+
 /// Whether [`set_tracking`]'s own switch is on.
 pub fn is_tracking_holds() -> bool {
     mode() & TRACK != 0
