@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the wasm module (wasm/, shared memory + threads) and its JS glue
 # into js/wasm-pkg/ (wasm-bindgen --target web), and the forms of both the
-# npm package loads (scripts/wrap-glue.mjs).
+# npm package loads (scripts/wrap-glue.mjs); then the benchmarks' build of
+# the module, with their exports (the `bench` feature), into js/wasm-pkg-bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,4 +64,15 @@ if command -v wasm-objdump >/dev/null; then
         exit 1
     fi
 fi
+echo "build-wasm: $OUT/parklot_wasm_bg.wasm ($(wc -c < "$OUT/parklot_wasm_bg.wasm") bytes)"
+
+# For bench/wasm and the demo's arena. A target dir of its own, so that the
+# two builds do not rebuild each other in turn.
+(cd wasm && cargo build --release --features bench --target-dir target/bench)
+WASM=wasm/target/bench/wasm32-unknown-unknown/release/parklot_wasm.wasm
+OUT=js/wasm-pkg-bench
+if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
+    wasm-bindgen --target web --remove-name-section --out-dir "$OUT" "$WASM"
+fi
+echo '{ "type": "module" }' > "$OUT/package.json"
 echo "build-wasm: $OUT/parklot_wasm_bg.wasm ($(wc -c < "$OUT/parklot_wasm_bg.wasm") bytes)"
