@@ -18,6 +18,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Load the package and its wasm-bindgen glue with Node's own loader, as
     // users' Node does.
-    server: { deps: { external: [/\/js\/dist\//, /\/js\/wasm-pkg\//] } },
+    server: { deps: { external: [/\/js\/dist\//, /\/js\/wasm-pkg(-bench)?\//] } },
   },
 });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the wasm module (wasm/, shared memory + threads) and its JS glue
 # into js/wasm-pkg/ (wasm-bindgen --target web), and the forms of both the
-# npm package loads (scripts/wrap-glue.mjs).
+# npm package loads (scripts/wrap-glue.mjs); then the benchmarks' build of
+# the module, with their exports (the `bench` feature), into js/wasm-pkg-bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,10 +21,12 @@ fi
 WASM=wasm/target/wasm32-unknown-unknown/release/parklot_wasm.wasm
 OUT=js/wasm-pkg
 if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
-    # Without the name section (function names for stack traces): about 23 KB
-    # of the module. binaryen's wasm-opt -O3 shrank it further (116 -> 86 KB),
-    # but the module it wrote counted wrong in the benchmark's wasm loop of
-    # memory.atomic.wait32 "not-equal" waits (1 instead of 100), so it is not used.
+    # Without the name section (function names for stack traces): about 28 KB
+    # of the module. binaryen's wasm-opt is not used: version 132 saves only
+    # 1.5 KB gzip more, and its -O3 ignores #[inline(never)], which keeps each
+    # memory.atomic.wait32 out of its caller's loop for a bug of Node 20's
+    # baseline compiler (runtime/src/sys/wasm.rs): inlined into the benchmark's
+    # loop of "not-equal" waits, it counted 1 instead of 100 (right with --no-liftoff).
     wasm-bindgen --target web --remove-name-section --out-dir "$OUT" "$WASM"
 fi
 # Let the package release a closed runtime's instance: an ES module is never
@@ -61,4 +64,15 @@ if command -v wasm-objdump >/dev/null; then
         exit 1
     fi
 fi
+echo "build-wasm: $OUT/parklot_wasm_bg.wasm ($(wc -c < "$OUT/parklot_wasm_bg.wasm") bytes)"
+
+# For bench/wasm and the demo's arena. A target dir of its own, so that the
+# two builds do not rebuild each other in turn.
+(cd wasm && cargo build --release --features bench --target-dir target/bench)
+WASM=wasm/target/bench/wasm32-unknown-unknown/release/parklot_wasm.wasm
+OUT=js/wasm-pkg-bench
+if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
+    wasm-bindgen --target web --remove-name-section --out-dir "$OUT" "$WASM"
+fi
+echo '{ "type": "module" }' > "$OUT/package.json"
 echo "build-wasm: $OUT/parklot_wasm_bg.wasm ($(wc -c < "$OUT/parklot_wasm_bg.wasm") bytes)"

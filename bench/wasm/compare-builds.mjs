@@ -12,9 +12,10 @@
 //   node bench/wasm/compare-builds.mjs [--cycles 6] [--seconds 14] [--workers 2]
 //        [--peers parklot::Lock,std::sync::Mutex] A.wasm B.wasm ...
 //
-// A build is a parklot_wasm_bg.wasm from scripts/build-wasm.sh (copy it
-// aside before building the next). Prints a table per line state: each
-// peer's median rate and the median ratio of the first peer to the second.
+// A build is a js/wasm-pkg-bench/parklot_wasm_bg.wasm (the module with the
+// peers' loop) from scripts/build-wasm.sh (copy it aside before building the
+// next). Prints a table per line state: each peer's median rate and the
+// median ratio of the first peer to the second.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -24,7 +25,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { SLOW_LINE_NS, startLineProbe } from '../line-probe.mjs';
 import { markdownTable, median } from './table.mjs';
 
-const GLUE_URL = new URL('../../js/wasm-pkg/parklot_wasm.js', import.meta.url).href;
+const GLUE_URL = new URL('../../js/wasm-pkg-bench/parklot_wasm.js', import.meta.url).href;
 const ROUND_MS = 300;
 const CHUNK = 4096;
 

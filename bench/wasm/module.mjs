@@ -32,9 +32,10 @@ export function writeResults(outDir, document, markdown) {
   log(`${document.suite}: done in ${document.elapsedSeconds.toFixed(1)} s; wrote ${jsonPath} and ${document.suite}.md`);
 }
 
-const GLUE_URL = new URL('../../js/wasm-pkg/parklot_wasm.js', import.meta.url);
+// The benchmarks' build of the module: the package's, plus the peers and loops (the `bench` feature).
+const GLUE_URL = new URL('../../js/wasm-pkg-bench/parklot_wasm.js', import.meta.url);
 const PACKAGE_URL = new URL('../../js/dist/index.js', import.meta.url);
-const WASM_URL = new URL('../../js/wasm-pkg/parklot_wasm_bg.wasm', import.meta.url);
+const WASM_URL = new URL('../../js/wasm-pkg-bench/parklot_wasm_bg.wasm', import.meta.url);
 
 /**
  * The module on a new shared memory, set up on this thread; fails the run

@@ -103,7 +103,9 @@ export class Arena {
 
   /** Creates the runtime on this (main) thread and asks one worker for the module's lock peers. */
   static async create(): Promise<Arena> {
-    const rt = await Runtime.create({ mayBlock: false });
+    // The benchmarks' build of the module: the package's, plus the lock peers the workers run.
+    const module = new URL('../../js/wasm-pkg-bench/parklot_wasm_bg.wasm', import.meta.url);
+    const rt = await Runtime.create({ mayBlock: false, module });
     const probe = new ArenaWorker(0);
     const h = rt.handle();
     probe.post(initMessage(h.module, h.memory, new SharedArrayBuffer(64), 0, 0, false, 0, 0, 1));

@@ -6,7 +6,7 @@
  * `go` (run until the stop flag), `exit` (worker 0 frees the lock; all free
  * their wasm stack and close). Messages out: `ready`, `done`, `error`.
  */
-import { initSync, peer_count_loop, peer_free, peer_names, peer_new, thread_init } from '../../js/wasm-pkg/parklot_wasm.js';
+import { initSync, peer_count_loop, peer_free, peer_names, peer_new, thread_init } from '../../js/wasm-pkg-bench/parklot_wasm.js';
 import { Mutex } from 'multithreading';
 import { Runtime, type Lock } from '../../js/dist/index.js';
 import { jsLock, jsUnlock } from '../../bench/wasm/js-mutex.mjs';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const TOOL = fileURLToPath(new URL('../../bench/wasm/compare-builds.mjs', import.meta.url));
-const BUILD = fileURLToPath(new URL('../../js/wasm-pkg/parklot_wasm_bg.wasm', import.meta.url));
+const BUILD = fileURLToPath(new URL('../../js/wasm-pkg-bench/parklot_wasm_bg.wasm', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [TOOL, ...args], { encoding: 'utf8', timeout: 60_000 });
 
 describe('compare-builds', () => {

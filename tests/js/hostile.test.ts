@@ -56,25 +56,31 @@ describe('exhaustion is a RangeError that says what ran out', () => {
 
 describe('the benchmark exports refuse a peer they do not have', () => {
   it('peer_new, peer_count_loop, peer_free and bench_ping_pong return 0 or do nothing for an unknown kind', async () => {
-    const module = await loadModule();
+    // They are only in the benchmarks' build of the module (the `bench` feature).
+    const pkg = new URL('../../js/wasm-pkg-bench/', import.meta.url);
+    const module = await loadModule(new URL('parklot_wasm_bg.wasm', pkg));
     const memory = new WebAssembly.Memory({ initial: MIN_PAGES, maximum: MAX_PAGES, shared: true });
-    const core = Core.open(await freshGlue(), module, memory, true);
-    const bench = core.glue as unknown as {
+    const bench = (await import(new URL('parklot_wasm.js', pkg).href)) as {
+      initSync(init: { module: WebAssembly.Module; memory: WebAssembly.Memory }): unknown;
+      thread_init(mayBlock: boolean): void;
+      alloc(bytes: number, align: number): number;
+      free(addr: number, bytes: number, align: number): void;
       peer_names(): string;
       peer_new(kind: number): number;
       peer_free(kind: number, addr: number): void;
       peer_count_loop(kind: number, addr: number, counter: number, n: number, work: number): number;
       bench_ping_pong(how: number, addr: number, pinger: boolean, n: number, samples: number): number;
     };
-    const data = core.glue.alloc(64, 8);
+    bench.initSync({ module, memory });
+    bench.thread_init(true);
+    const data = bench.alloc(64, 8);
     for (const kind of [bench.peer_names().split(',').length, 99, 0xffff_ffff]) {
       expect(bench.peer_new(kind)).toBe(0);
       expect(bench.peer_count_loop(kind, data, data + 16, 10, 1)).toBe(0);
       bench.peer_free(kind, data);
       expect(bench.bench_ping_pong(kind, data, true, 10, data + 8)).toBe(0);
     }
-    core.glue.free(data, 64, 8);
-    core.close();
+    bench.free(data, 64, 8);
   });
 });
 

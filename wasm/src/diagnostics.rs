@@ -66,7 +66,7 @@ fn js_frames(stack: &str) -> String {
     let mut out = String::new();
     for line in stack.lines().skip(1) {
         // The import that made the Error (`__wbg_new_…`) and the module's frames.
-        if line.contains("__wbg_") || line.contains("wasm://") || line.contains("wasm-function[") {
+        if ["__wbg_", "wasm://", "wasm-function["].iter().any(|frame| has(line, frame)) {
             continue;
         }
         if !out.is_empty() {
@@ -75,6 +75,12 @@ fn js_frames(stack: &str) -> String {
         out.push_str(line.trim_end());
     }
     out
+}
+
+/// Whether `line` contains `part` (not empty): a plain byte search, as
+/// `str::contains` would find, without its Two-Way searcher (2.4 KB of the module).
+fn has(line: &str, part: &str) -> bool {
+    line.as_bytes().windows(part.len()).any(|w| w == part.as_bytes())
 }
 
 /// An acquisition export's code for `error`, kept for [`diag_last_deadlock`].

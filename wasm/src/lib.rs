@@ -12,9 +12,10 @@
 //! what was made where) before it calls in, and that check is what each
 //! `// SAFETY:` below relies on.
 //!
-//! The benchmark-only exports (the lock peers, wait/notify loops) are in `bench`.
+//! The benchmark-only exports (the lock peers, wait/notify loops) are in
+//! `bench` and `bench_rwlock`, built only with the `bench` feature.
 
-// `bench` calls the engine's own memory.atomic.wait32/notify to compare.
+// The engine's own memory.atomic.wait32/notify: `threads` notifies, `bench` compares.
 #![feature(stdarch_wasm_atomic_wait)]
 // `kinds` finds where an allocation goes in its table with one search.
 #![feature(btree_cursors)]
@@ -29,10 +30,12 @@ use parklot::parking_lot::AsyncWaiter;
 use parklot::{Condition, Lock};
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "bench")]
 mod bench;
 // Snapshot, deadlock detection, lock-order checking, thread names (js/src/diagnostics.ts).
 mod diagnostics;
 // Experiment 6's reader-writer loops (bench/wasm/rwlock.mjs).
+#[cfg(feature = "bench")]
 mod bench_rwlock;
 // The global allocator: parklot's lock-free heap, safe to abandon mid-call.
 mod heap;
