@@ -264,8 +264,8 @@ fn lock_with(addr: u32, try_lock: fn(&Lock) -> bool) -> u32 {
 /// The rest of [`lock`] when the lock was not free. Out of line: the
 /// refusal it may return (a `DeadlockError`) is passed through the shadow
 /// stack, whose frame, inlined, was set up and torn down on every
-/// uncontended `lock` too.
-#[cold]
+/// uncontended `lock` too. Not `#[cold]`: under contention this is the
+/// path every `lock` takes.
 #[inline(never)]
 fn lock_contended(addr: u32, lock: &Lock) -> u32 {
     if threads::holds(addr) == Some(true) {
