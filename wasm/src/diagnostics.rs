@@ -66,7 +66,10 @@ fn js_frames(stack: &str) -> String {
     let mut out = String::new();
     for line in stack.lines().skip(1) {
         // The import that made the Error (`__wbg_new_…`) and the module's frames.
-        if ["__wbg_", "wasm://", "wasm-function["].iter().any(|frame| has(line, frame)) {
+        if ["__wbg_", "wasm://", "wasm-function["]
+            .iter()
+            .any(|frame| has(line, frame))
+        {
             continue;
         }
         if !out.is_empty() {
@@ -80,7 +83,9 @@ fn js_frames(stack: &str) -> String {
 /// Whether `line` contains `part` (not empty): a plain byte search, as
 /// `str::contains` would find, without its Two-Way searcher (2.4 KB of the module).
 fn has(line: &str, part: &str) -> bool {
-    line.as_bytes().windows(part.len()).any(|w| w == part.as_bytes())
+    line.as_bytes()
+        .windows(part.len())
+        .any(|w| w == part.as_bytes())
 }
 
 /// An acquisition export's code for `error`, kept for [`diag_last_deadlock`].
