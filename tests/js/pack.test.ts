@@ -155,7 +155,9 @@ describe('npm pack', () => {
 
   it("installing another platform's package is refused by npm (EBADPLATFORM), naming what it wants", () => {
     const other = project('other');
-    const r = spawnSync(npm, [...install, platforms.get('linux-arm64-gnu')!.filename], { cwd: other, encoding: 'utf8', timeout: 120_000 });
+    // Its own log level: under `npm run --silent` (as `npm test` runs this
+    // suite) npm_config_loglevel=silent is inherited, and npm prints nothing.
+    const r = spawnSync(npm, [...install, '--loglevel=error', platforms.get('linux-arm64-gnu')!.filename], { cwd: other, encoding: 'utf8', timeout: 120_000 });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/npm error code EBADPLATFORM/);
     expect(r.stderr).toMatch(/Unsupported platform for @parklot\/node-linux-arm64-gnu@[\d.]+: wanted \{"os":"linux","cpu":"arm64","libc":"glibc"\}/);
