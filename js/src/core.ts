@@ -157,11 +157,22 @@ export class Core {
    * data, so the view over the buffer of the moment stays right.
    */
   readonly diagMode: Uint8Array;
+  /**
+   * This thread's record of the `Lock`s it holds (wasm/src/threads.rs,
+   * `HeldLocks`): `held[0]` the one taken last, or -1 (none); `held[1]`
+   * how many others. Lock's uncontended `lock()`/`unlock()` write `held[0]`
+   * themselves (lock.ts), so that a reaper finds what a dead thread held.
+   * Two words of the thread's registry entry, which stays where it is
+   * until the thread unregisters; before that and after, two words of
+   * nobody's (`held[0]` 0: no lock is at 0, and no fast path applies).
+   */
+  held: Int32Array;
   readonly pool: WaiterPool;
   readonly keepAlive = new KeepAlive();
 
   #heapBuffer: SharedArrayBuffer;
   #heap32: Int32Array;
+  #heap8: Uint8Array;
   /** Buffers known to be (or not to be) views of this memory: see `ownsBuffer`. */
   readonly #ours = new WeakSet<SharedArrayBuffer>();
   readonly #foreign = new WeakSet<SharedArrayBuffer>();
@@ -201,8 +212,11 @@ export class Core {
     this.canBlock = mayBlock;
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
+    this.#heap8 = new Uint8Array(this.#heapBuffer);
     this.#poison = poisonView(raw, memory);
     this.diagMode = new Uint8Array(this.#heapBuffer, raw.diag_mode_address() >>> 0, 1);
+    const held = raw.thread_held_address() >>> 0;
+    this.held = held === 0 ? new Int32Array(2) : new Int32Array(this.#heapBuffer, held, 2);
     this.pool = new WaiterPool(glue, () => this.heap32());
     // The runtime's own memory: no public call may reach it (kinds.ts).
     this.#probe = glue.kind_alloc(Kind.Internal, 4, 4);
@@ -310,6 +324,16 @@ export class Core {
   }
 
   /**
+   * A Uint8Array over the whole memory that reaches `address` (a view over
+   * the buffer of the moment if the memory grew since the last one): the
+   * memory never shrinks, so it stays right for that address for good.
+   */
+  bytesReaching(address: number): Uint8Array {
+    if (address >= this.#heap8.length) this.#heap8 = new Uint8Array(sharedBuffer(this.memory));
+    return this.#heap8;
+  }
+
+  /**
    * Whether `buffer` (a SharedArrayBuffer) is a view of this runtime's memory:
    * its current buffer, one it had before it grew, or one that reached this
    * thread through postMessage (a different object over the same bytes).
@@ -357,6 +381,7 @@ export class Core {
     if (this.closed) return;
     this.closed = true;
     this.canBlock = false;
+    this.held = new Int32Array(2); // the entry is freed below
     // A poisoned runtime's memory is left as it is (its registry and queues
     // may be half-edited): only this thread's JS side lets go. Its pending
     // async waits then end only at their timeouts (README, "Workers that end").

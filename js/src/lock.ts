@@ -20,16 +20,39 @@ export let lockCore: (value: unknown) => Core | undefined;
 export let lockFreed: (lock: Lock) => boolean;
 
 /**
- * Whether Lock's `lock`/`unlock` check the diagnostics' mode byte in JS
- * (then call the export that skips them while it is 0) rather than leave
- * the check to wasm. Each engine pays for one place only, measured on an
- * uncontended lock() + unlock() (about 16 ns with no check at all):
- * JavaScriptCore paid 3-4 ns for the check in wasm and nothing measurable
- * in JS; V8 the reverse, about 3 ns in JS (also from a plain
- * SharedArrayBuffer) and under 1 ns in wasm. JavaScriptCore is told apart
- * by the `line` its errors carry.
+ * The lock's byte (runtime/src/lock.rs): `LOCKED` alone is a lock held with
+ * nobody parked and no mark; 0 a free one nobody waits for.
  */
-const CHECK_IN_JS = typeof (new Error() as { line?: unknown }).line === 'number';
+const LOCKED = 1;
+
+/** `Core.held[0]` when this thread holds no Lock (wasm/src/threads.rs, `HeldLocks::NONE`). */
+const HELD_NONE = -1;
+
+/**
+ * Whether Lock takes and releases an uncontended lock in JS (`#takeInJs`,
+ * `#give`) rather than in wasm: where the engine compiles `Atomics` calls
+ * inline. JavaScriptCore does (an uncontended lock() + unlock() measured
+ * 4.8 ns in JS, 14-16 ns through wasm, the ten-line JS mutex 4.2 ns); V8
+ * calls a builtin for each (27-30 ns in JS, 16-17 ns through wasm, the JS
+ * mutex 18-19 ns), so it keeps the wasm path, where the diagnostics' check
+ * also costs it least. SpiderMonkey inlines them too. The engines are told
+ * apart by the properties their errors carry (`line` in JavaScriptCore,
+ * `lineNumber` in SpiderMonkey); any other engine gets the wasm path, as
+ * all did before.
+ */
+const SWAP_IN_JS = swapsInJs();
+
+/**
+ * `SWAP_IN_JS` for this engine, unless `globalThis[Symbol.for('parklot.lockPath')]`
+ * was set to `'js'` or `'wasm'` before the package loaded (for tests and
+ * benchmarks: the test suite runs Lock's tests on both paths in Node).
+ */
+function swapsInJs(): boolean {
+  const chosen = (globalThis as Record<symbol, unknown>)[Symbol.for('parklot.lockPath')];
+  if (chosen === 'js' || chosen === 'wasm') return chosen === 'js';
+  const e = new Error() as unknown as Record<string, unknown>;
+  return typeof e.line === 'number' || typeof e.lineNumber === 'number';
+}
 
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2, Freed: 3 } as const;
@@ -60,6 +83,8 @@ export class Lock extends Primitive<'parklot.lock'> {
    * failure. A freed Lock is thus refused at no cost to the fast paths.
    */
   #at: number;
+  /** A view of the memory that reaches `#at` (the byte `lock`/`unlock` swap in JS). */
+  readonly #bytes: Uint8Array;
 
   static {
     lockCore = (value) => (typeof value === 'object' && value !== null && #core in value ? value.#core : undefined);
@@ -73,6 +98,7 @@ export class Lock extends Primitive<'parklot.lock'> {
     super(core, address, Kind.Lock, 'parklot: locks come from rt.lock() or rt.lockAt(address), not from new Lock()');
     this.#core = core as Core; // checked by Primitive
     this.#at = address;
+    this.#bytes = this.#core.bytesReaching(address);
   }
 
   /**
@@ -91,27 +117,90 @@ export class Lock extends Primitive<'parklot.lock'> {
   }
 
   /**
-   * Takes the lock through the module's export (blocking); returns its code.
-   * Where the diagnostics are checked (see `CHECK_IN_JS`): in JS, calling
-   * the export that skips them while their mode byte is 0; else in wasm.
+   * Takes the lock (blocking); returns its code (`Acquired`). Where
+   * `SWAP_IN_JS` while the diagnostics are off: `#takeQuiet`. Else through
+   * the export that reports to the diagnostics and checks their mode in
+   * wasm (V8 pays less for the check there: under 1 ns a pair, about 3 ns
+   * in JS). The JS path is a method of its own: with its code written out
+   * here (never run), V8 in Deno took 1.5 ns more a pair.
    */
   #take(core: Core): number {
+    if (SWAP_IN_JS && core.diagMode[0] === 0) return this.#takeQuiet(core);
     try {
-      if (CHECK_IN_JS && core.diagMode[0] === 0) return core.raw.lock(this.#at);
       return core.raw.lock_seen(this.#at);
     } catch (e) {
       throw core.trapped('lock', e);
     }
   }
 
-  /** Releases the lock through the module's export (as `#take` chooses it); returns its code. The caller checked `closed`. */
-  #give(core: Core): number {
+  /** `#take` where `SWAP_IN_JS` while the diagnostics are off: `#takeInJs`, else the export that skips them. */
+  #takeQuiet(core: Core): number {
+    if (this.#takeInJs(core)) return Acquired.Yes;
     try {
-      if (CHECK_IN_JS && core.diagMode[0] === 0) return core.raw.unlock(this.#at);
+      return core.raw.lock(this.#at);
+    } catch (e) {
+      throw core.trapped('lock', e);
+    }
+  }
+
+  /**
+   * Releases the lock; returns its code (`Released`). The caller checked
+   * `closed`. Where `SWAP_IN_JS` while the diagnostics are off:
+   * `#giveQuiet`; else as `#take`.
+   */
+  #give(core: Core): number {
+    if (SWAP_IN_JS && core.diagMode[0] === 0) return this.#giveQuiet(core);
+    try {
       return core.raw.unlock_seen(this.#at);
     } catch (e) {
       throw core.trapped('unlock', e);
     }
+  }
+
+  /**
+   * `#give` where `SWAP_IN_JS` while the diagnostics are off. If this is the
+   * only Lock the thread holds (`Core.held`): the hold forgotten first, as
+   * wasm does, then one compare-and-swap of `LOCKED` to 0 (wasm's
+   * `release_alone`); any other byte (waiters to wake, a mark) and nested
+   * holds go to the export that skips the diagnostics.
+   */
+  #giveQuiet(core: Core): number {
+    const at = this.#at;
+    const held = core.held;
+    if (held[0] === at && held[1] === 0) {
+      held[0] = HELD_NONE;
+      if (Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) return Released.Ok;
+      held[0] = at;
+    }
+    try {
+      return core.raw.unlock(at);
+    } catch (e) {
+      throw core.trapped('unlock', e);
+    }
+  }
+
+  /**
+   * The uncontended acquisition in JS, while this thread holds no other Lock:
+   * one compare-and-swap of the free byte to `LOCKED`, then the hold recorded
+   * where a reaper reads it (`Core.held`). The same swap, with the same
+   * orderings (JS's are sequentially consistent), as wasm's
+   * `Lock::try_lock_unseen` on a free byte; every other case (a byte with
+   * waiters or a mark, nested holds, a freed lock: its tombstone stays
+   * locked) is left to wasm. The caller checked that the diagnostics are off.
+   */
+
+  #takeInJs(core: Core): boolean {
+    const held = core.held;
+    if (held[0] !== HELD_NONE) return false;
+    const at = this.#at;
+    if (Atomics.compareExchange(this.#bytes, at, 0, LOCKED) !== 0) return false;
+    held[0] = at;
+    return true;
+  }
+
+  /** `#takeInJs` where the engine is chosen for it (`SWAP_IN_JS`) and the diagnostics are off. */
+  #tryInJs(core: Core): boolean {
+    return SWAP_IN_JS && core.diagMode[0] === 0 && this.#takeInJs(core);
   }
 
   /**
@@ -123,6 +212,7 @@ export class Lock extends Primitive<'parklot.lock'> {
   tryLock(): boolean {
     const core = this.#core;
     if (core.closed) throw closedError();
+    if (this.#tryInJs(core)) return true;
     let code: number;
     try {
       code = core.raw.try_lock(this.#at);
@@ -145,6 +235,7 @@ export class Lock extends Primitive<'parklot.lock'> {
     const t = toTimeout(timeout);
     const core = this.#core;
     if (!core.canBlock && t !== 0) refuseToBlock(core, 'Lock.lockFor()', 'await lock.lockAsync(timeout)');
+    if (this.#tryInJs(core)) return true;
     return tookLock(core.glue.lock_for(this.#at, t), 'Lock.lockFor()', this.address, core);
   }
 
@@ -168,7 +259,7 @@ export class Lock extends Primitive<'parklot.lock'> {
     const core = this.#core;
     if (core.closed) throw closedError();
     signal?.throwIfAborted();
-    if (tookLock(core.glue.try_lock(this.#at), 'Lock.lockAsync()', this.address)) return true;
+    if (this.#tryInJs(core) || tookLock(core.glue.try_lock(this.#at), 'Lock.lockAsync()', this.address)) return true;
     if (t === 0) return false;
     const record = core.pool.take();
     try {

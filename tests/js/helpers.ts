@@ -32,10 +32,10 @@ const WORKER = new URL('./worker.mjs', import.meta.url);
 /** The longest any test worker may run (a test's own timeout is 60 s). */
 const WORKER_DEADLINE_MS = 90_000;
 
-/** Starts worker.mjs on `task`, attached to `rt` (workerData also gets `data`). */
-export function spawn(rt: Runtime, task: string, data: Record<string, unknown> = {}): Spawned {
+/** Starts worker.mjs on `task`, attached to `rt` (workerData also gets `data`; `execArgv`: its Node options). */
+export function spawn(rt: Runtime, task: string, data: Record<string, unknown> = {}, execArgv?: string[]): Spawned {
   // Watched: when it exits, however, its waits, locks and stack are reaped.
-  const worker = rt.watch(new Worker(WORKER, { workerData: { task, handle: rt.handle(), ...data } }));
+  const worker = rt.watch(new Worker(WORKER, { workerData: { task, handle: rt.handle(), ...data }, ...(execArgv && { execArgv }) }));
   const inbox: Message[] = [];
   const waiting: { type: string; resolve(v: unknown): void; reject(e: Error): void }[] = [];
   let failure: Error | undefined;

@@ -197,6 +197,16 @@ const tasks = {
     sleep(1e9);
   },
 
+  /** Unlocks the lock at `lock`, which another thread holds; returns what that threw. */
+  unlockOther(rt, { lock }) {
+    try {
+      rt.lockAt(lock).unlock();
+      return 'unlocked';
+    } catch (e) {
+      return String(e);
+    }
+  },
+
   /** Takes the locks at `take` in order, releases those at `release` in order, posts 'held', never returns. */
   holdSeveral(rt, { take, release }) {
     for (const a of take) rt.lockAt(a).lock();

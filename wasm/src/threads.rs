@@ -52,21 +52,33 @@ struct Entry {
 /// Measured from JS, one worker, lock + unlock in a loop (about 15 ns in
 /// all): keeping the holds cost 1.2 ns a pair when every lock went into
 /// the list (its capacity, length and a scan on each call), 0.7 ns now.
+///
+/// JS writes `last` too: Lock's uncontended `lock()`/`unlock()` take and
+/// release the lock's byte in JS (js/src/lock.ts) and record the hold here,
+/// through a view of these two words ([`thread_held_address`]), when no
+/// other lock is held (`last` is [`HeldLocks::NONE`] to take, the lock's
+/// address and `others` 0 to release). Only the thread itself writes them;
+/// a reaper reads them after the thread is gone, as for the rest.
+#[repr(C)]
 struct HeldLocks {
     /// One held lock, or [`HeldLocks::NONE`]: the one taken last, until a
-    /// release of it moves one from `rest` here.
+    /// release of it moves one from `rest` here. Offset 0 (JS reads it).
     last: u32,
+    /// `rest.len()`, where JS can read it. Offset 4.
+    others: u32,
     /// The others, in no particular order.
     rest: Vec<u32>,
 }
 
 impl HeldLocks {
-    /// No lock: not a byte address (the memory is at most 1 GiB).
+    /// No lock: not a byte address (the memory is at most 1 GiB); -1 as JS
+    /// reads it through an `Int32Array`.
     const NONE: u32 = u32::MAX;
 
     const fn new() -> Self {
         HeldLocks {
             last: Self::NONE,
+            others: 0,
             rest: Vec::new(),
         }
     }
@@ -80,6 +92,7 @@ impl HeldLocks {
     fn push(&mut self, addr: u32) {
         if self.last != Self::NONE {
             self.rest.push(self.last);
+            self.others = self.rest.len() as u32;
         }
         self.last = addr;
     }
@@ -88,10 +101,18 @@ impl HeldLocks {
     #[inline]
     fn remove(&mut self, addr: u32) -> bool {
         if self.last == addr {
-            self.last = self.rest.pop().unwrap_or(Self::NONE);
+            self.last = match self.rest.pop() {
+                Some(other) => {
+                    self.others = self.rest.len() as u32;
+                    other
+                }
+                None => Self::NONE,
+            };
             return true;
         }
-        forget_last(&mut self.rest, addr)
+        let found = forget_last(&mut self.rest, addr);
+        self.others = self.rest.len() as u32;
+        found
     }
 
     /// Every lock held.
@@ -101,6 +122,14 @@ impl HeldLocks {
             .into_iter()
             .chain(self.rest.iter().copied())
     }
+}
+
+/// The address of this thread's [`HeldLocks`] (its `last` and `others`
+/// words, which JS's fast paths read and write; see there), or 0 if the
+/// thread never registered. Valid until it unregisters.
+#[wasm_bindgen]
+pub fn thread_held_address() -> u32 {
+    with_me(|me| &me.held as *const HeldLocks as u32).unwrap_or(0)
 }
 
 /// A hold of the toolkit's, by its object's address.
