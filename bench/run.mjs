@@ -13,8 +13,8 @@
 //   wasm-node         node bench/wasm/run.mjs [--quick] --out DIR
 //   wasm-node-rwlock  node bench/wasm/rwlock.mjs [--quick] --out DIR (experiment 6, semaphore, barrier)
 //   node-addon        node bench/node/run.mjs [--quick] --out DIR (parklot/node against the engine's Atomics)
-//   calls             node bench/calls/run.mjs [--quick] --out DIR (lock/unlock and withLock against a pure-JS
-//                     mutex, in Node, Deno and Bun)
+//   calls             node bench/calls/run.mjs [--quick] --out DIR (lock/unlock and withLock, RwLock's write
+//                     lock and a Semaphore of one permit, against a pure-JS mutex, in Node, Deno and Bun)
 //   wasm-chromium     node bench/browser/run.mjs [--quick] --out DIR
 //   wasm-peers        node bench/browser/wasm-peers.mjs [--quick] --out DIR (Rust Mutexes for the web in
 //                     Chromium: parklot, wasm_sync, wasm_safe_mutex, std; the wasm app's build)

@@ -15,8 +15,8 @@
 #   7. wasm32: the core builds with and without the atomics feature; the
 #      wasm module (shared memory, threads) builds and 4 Node workers share it
 #   8. the npm package: TypeScript build, Vitest suite with real worker_threads
-#      (including npm pack and a fresh install); Lock's files again with its
-#      uncontended path in JS (as JavaScriptCore and SpiderMonkey take it)
+#      (including npm pack and a fresh install); Lock's and Semaphore's files
+#      again with their uncontended calls in JS (as JavaScriptCore takes them)
 #   8a. the portable checks (tests/runtimes) under Node 20, 22 and 24, Deno
 #      and Bun, with node:worker_threads and (Deno, Bun) Web Workers
 #   8b. test262's Atomics.wait/notify/waitAsync tests, run against parklot/node
@@ -143,14 +143,15 @@ run wasm-smoke bash scripts/deadline.sh 300 "wasm smoke test" node tests/wasm-sm
 step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
-# Node's V8 takes Lock's uncontended lock()/unlock() through wasm, as V8
-# should (js/src/lock.ts, SWAP_IN_JS); JavaScriptCore and SpiderMonkey take it
-# in JS. The files that hold, nest, contend for and lose locks (dead holders,
-# deaths inside the runtime, diagnostics) run again on the JS path, which a
-# preload selects in every process and worker of the run (about a minute).
+# Node's V8 takes Lock's and Semaphore's uncontended calls through wasm, as
+# V8 should (js/src/engine.ts, SWAP_IN_JS); JavaScriptCore takes them in JS.
+# The files that hold, nest, contend for and lose locks and permits (dead
+# holders, deaths inside the runtime, diagnostics) run again on the JS path,
+# which a preload selects in every process and worker of the run (about a
+# minute).
 NODE_OPTIONS="--import=$PWD/tests/js/lock-path-js.mjs" \
   run js-lock-in-js bash scripts/deadline.sh 600 "Vitest suite (Lock in JS)" npx vitest run \
-  tests/js/{mutex,terminate,blocked-reap,condition,diagnostics,errors,hostile,travel,death-in-runtime,kinds,async,abort}.test.ts
+  tests/js/{mutex,semaphore,terminate,blocked-reap,condition,diagnostics,errors,hostile,travel,death-in-runtime,kinds,async,abort}.test.ts
 
 step "the portable checks on Node 20, 22 and 24, Deno and Bun (both kinds of workers)"
 run runtimes bash scripts/deadline.sh 600 "runtime checks" node tests/runtimes/run.mjs

@@ -33,13 +33,15 @@ async function setUp(pkg) {
   const counter = new Int32Array(new SharedArrayBuffer(4));
   const jsMutex = new Int32Array(new SharedArrayBuffer(4));
   const lock = rt.lock();
+  const rw = rt.rwLock();
+  const sem = rt.semaphore(1);
   const entry = pathToFileURL(join(entries, `${pkg.name.replace(/\W/g, '_')}.mjs`));
   writeFileSync(entry, `globalThis.parklotBenchPackage = ${JSON.stringify(pkg.url)};\nawait import(${JSON.stringify(WORKER.href)});\n`);
   const workers = [];
   for (let i = 0; i < maxWorkers; i++) {
     const inbox = [];
     const waiting = [];
-    const w = await spawnWorker(rt, entry, { lock, ctl, counter, jsMutex });
+    const w = await spawnWorker(rt, entry, { lock, rw, sem, ctl, counter, jsMutex });
     w.on('message', (m) => (waiting.length > 0 ? waiting.shift()(m) : inbox.push(m)));
     const next = () => (inbox.length > 0 ? Promise.resolve(inbox.shift()) : new Promise((r) => waiting.push(r)));
     await next(); // 'attached'
@@ -69,10 +71,12 @@ async function measure(side, form, n) {
   return total / ((t1 - t0) / 1000);
 }
 
+/** What the workers run (worker.mjs): Lock, RwLock's write lock and a Semaphore of one permit, each bare and in its helper. */
+const FORMS = config.forms ?? ['lock/unlock', 'withLock', 'write/unlockWrite', 'withWrite', 'acquire/release', 'withPermits'];
 const sides = [];
 for (const pkg of config.pkgs) sides.push({ pkg, ...(await setUp(pkg)) });
 const cells = [];
-for (const s of sides) for (const form of ['lock/unlock', 'withLock']) cells.push({ side: s, label: `${s.pkg.name} ${form}`, form });
+for (const s of sides) for (const form of FORMS) cells.push({ side: s, label: `${s.pkg.name} ${form}`, form });
 cells.push({ side: sides[0], label: 'JS mutex', form: 'JS mutex' });
 
 const results = {};

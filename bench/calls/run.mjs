@@ -1,6 +1,7 @@
 // The calls users write, against the floor: N workers run `lock();
-// counter++; unlock()`, `withLock(fn)` and a ten-line pure-JS futex mutex
-// on a plain SharedArrayBuffer, under Node 20 (the machine's), Deno and Bun
+// counter++; unlock()`, `withLock(fn)`, the same through RwLock's write lock
+// and a Semaphore of one permit, and a ten-line pure-JS futex mutex on a
+// plain SharedArrayBuffer, under Node 20 (the machine's), Deno and Bun
 // (JavaScriptCore): the same harness (measure.mjs) in each, one runtime
 // after the other. Measured, never asserted.
 //
@@ -78,18 +79,28 @@ const md = [
   '',
   `- date: ${results.date}${QUICK ? ' (--quick: not measurements)' : ''}`,
   `- machine: ${machine.cpu}, ${machine.cores} cores`,
-  `- N workers of node:worker_threads, each running \`lock(); counter++; unlock()\`, \`withLock(() => counter++)\` or the same through a ten-line futex mutex (three states, \`Atomics.wait\`/\`notify\`) on a plain SharedArrayBuffer; ${params.ms} ms per measurement, ${params.rounds} rounds, every cell once per round in turn; M sections/s, median (min-max) over rounds; ratio = median / the JS mutex's median`,
+  `- N workers of node:worker_threads, each running \`lock(); counter++; unlock()\`, \`withLock(() => counter++)\`, the same through RwLock's write lock (\`write()\`/\`unlockWrite()\`, \`withWrite\`) and a Semaphore of one permit (\`acquire()\`/\`release()\`, \`withPermits(1, fn)\`), or through a ten-line futex mutex (three states, \`Atomics.wait\`/\`notify\`) on a plain SharedArrayBuffer; ${params.ms} ms per measurement, ${params.rounds} rounds, every cell once per round in turn; M sections/s, median (min-max) over rounds; ratio = median / the JS mutex's median`,
   '',
 ];
-for (const [name, rt] of Object.entries(results.runtimes)) {
-  const mine = rt.labels.filter((l) => l !== 'JS mutex');
-  md.push(`## ${rt.version}`, '', `| workers | ${rt.labels.join(' | ')} | ${mine.map((l) => `${l} / JS`).join(' | ')} |`, `|---|${rt.labels.map(() => '---|').join('')}${mine.map(() => '---|').join('')}`);
-  for (const n of params.workers) {
-    const js = rt.cells[`JS mutex|${n}`].median;
-    md.push(`| ${n} | ${rt.labels.map((l) => fmt(rt.cells[`${l}|${n}`])).join(' | ')} | ${mine.map((l) => `${(rt.cells[`${l}|${n}`].median / js).toFixed(2)}x`).join(' | ')} |`);
+/** The tables: each primitive's bare pair and helper, for every package, beside the JS mutex. */
+const GROUPS = [
+  { title: 'Lock', forms: ['lock/unlock', 'withLock'] },
+  { title: "RwLock's write lock", forms: ['write/unlockWrite', 'withWrite'] },
+  { title: 'Semaphore of one permit', forms: ['acquire/release', 'withPermits'] },
+];
+for (const rt of Object.values(results.runtimes)) {
+  md.push(`## ${rt.version}`, '');
+  for (const group of GROUPS) {
+    const mine = rt.labels.filter((l) => group.forms.some((f) => l.endsWith(` ${f}`)));
+    if (mine.length === 0) continue;
+    const labels = [...mine, 'JS mutex'];
+    md.push(`### ${group.title}`, '', `| workers | ${labels.join(' | ')} | ${mine.map((l) => `${l} / JS`).join(' | ')} |`, `|---|${labels.map(() => '---|').join('')}${mine.map(() => '---|').join('')}`);
+    for (const n of params.workers) {
+      const js = rt.cells[`JS mutex|${n}`].median;
+      md.push(`| ${n} | ${labels.map((l) => fmt(rt.cells[`${l}|${n}`])).join(' | ')} | ${mine.map((l) => `${(rt.cells[`${l}|${n}`].median / js).toFixed(2)}x`).join(' | ')} |`);
+    }
+    md.push('');
   }
-  md.push('');
-  void name;
 }
 
 const point = (x, s) => ({ x, y: s.median, min: s.min, max: s.max });
@@ -99,7 +110,10 @@ results.charts = Object.entries(results.runtimes).map(([name, rt]) => ({
   kind: 'line',
   x: { label: 'workers', log: true },
   y: { label: 'M sections/s', log: false },
-  series: rt.labels.map((label) => ({ name: label, points: params.workers.map((n) => point(n, rt.cells[`${label}|${n}`])) })),
+  // Lock's forms and the JS mutex: the toolkit's rows are in the tables.
+  series: rt.labels
+    .filter((label) => label === 'JS mutex' || GROUPS[0].forms.some((f) => label.endsWith(` ${f}`)))
+    .map((label) => ({ name: label, points: params.workers.map((n) => point(n, rt.cells[`${label}|${n}`])) })),
 }));
 
 mkdirSync(OUT, { recursive: true });

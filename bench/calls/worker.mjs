@@ -10,7 +10,7 @@ import { parentPort } from 'node:worker_threads';
 // Set by the small entry file measure.mjs writes per package.
 const { attachWorker } = await import(globalThis.parklotBenchPackage);
 const { data } = await attachWorker();
-const { lock, ctl, jsMutex, counter } = data;
+const { lock, rw, sem, ctl, jsMutex, counter } = data;
 const GO = 0;
 const STOP = 1;
 
@@ -54,6 +54,46 @@ const FORMS = {
     let n = 0;
     do {
       for (let i = 0; i < 256; i++) lock.withLock(bump);
+      n += 256;
+    } while (Atomics.load(ctl, STOP) === 0);
+    return n;
+  },
+  'write/unlockWrite': () => {
+    let n = 0;
+    do {
+      for (let i = 0; i < 256; i++) {
+        rw.write();
+        counter[0]++;
+        rw.unlockWrite();
+      }
+      n += 256;
+    } while (Atomics.load(ctl, STOP) === 0);
+    return n;
+  },
+  withWrite: () => {
+    let n = 0;
+    do {
+      for (let i = 0; i < 256; i++) rw.withWrite(bump);
+      n += 256;
+    } while (Atomics.load(ctl, STOP) === 0);
+    return n;
+  },
+  'acquire/release': () => {
+    let n = 0;
+    do {
+      for (let i = 0; i < 256; i++) {
+        sem.acquire();
+        counter[0]++;
+        sem.release();
+      }
+      n += 256;
+    } while (Atomics.load(ctl, STOP) === 0);
+    return n;
+  },
+  withPermits: () => {
+    let n = 0;
+    do {
+      for (let i = 0; i < 256; i++) sem.withPermits(1, bump);
       n += 256;
     } while (Atomics.load(ctl, STOP) === 0);
     return n;

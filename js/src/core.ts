@@ -173,6 +173,7 @@ export class Core {
   #heapBuffer: SharedArrayBuffer;
   #heap32: Int32Array;
   #heap8: Uint8Array;
+  #heapU32: Uint32Array;
   /** Buffers known to be (or not to be) views of this memory: see `ownsBuffer`. */
   readonly #ours = new WeakSet<SharedArrayBuffer>();
   readonly #foreign = new WeakSet<SharedArrayBuffer>();
@@ -213,6 +214,7 @@ export class Core {
     this.#heapBuffer = sharedBuffer(memory);
     this.#heap32 = new Int32Array(this.#heapBuffer);
     this.#heap8 = new Uint8Array(this.#heapBuffer);
+    this.#heapU32 = new Uint32Array(this.#heapBuffer);
     this.#poison = poisonView(raw, memory);
     this.diagMode = new Uint8Array(this.#heapBuffer, raw.diag_mode_address() >>> 0, 1);
     const held = raw.thread_held_address() >>> 0;
@@ -331,6 +333,12 @@ export class Core {
   bytesReaching(address: number): Uint8Array {
     if (address >= this.#heap8.length) this.#heap8 = new Uint8Array(sharedBuffer(this.memory));
     return this.#heap8;
+  }
+
+  /** As `bytesReaching`, a Uint32Array (index: `address >>> 2`). */
+  wordsReaching(address: number): Uint32Array {
+    if (address >= this.#heapU32.byteLength) this.#heapU32 = new Uint32Array(sharedBuffer(this.memory));
+    return this.#heapU32;
   }
 
   /**

@@ -13,6 +13,7 @@ import { Kind, freedError } from './kinds.js';
 import { Primitive, refuseToBlock } from './primitive.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
+import { SWAP_IN_JS } from './engine.js';
 
 /** The `Core` of a real `Lock`, or undefined for anything else (a brand check). @internal */
 export let lockCore: (value: unknown) => Core | undefined;
@@ -27,32 +28,6 @@ const LOCKED = 1;
 
 /** `Core.held[0]` when this thread holds no Lock (wasm/src/threads.rs, `HeldLocks::NONE`). */
 const HELD_NONE = -1;
-
-/**
- * Whether Lock takes and releases an uncontended lock in JS (`#takeInJs`,
- * `#give`) rather than in wasm: where the engine compiles `Atomics` calls
- * inline. JavaScriptCore does (an uncontended lock() + unlock() measured
- * 4.8 ns in JS, 14-16 ns through wasm, the ten-line JS mutex 4.2 ns); V8
- * calls a builtin for each (27-30 ns in JS, 16-17 ns through wasm, the JS
- * mutex 18-19 ns), so it keeps the wasm path, where the diagnostics' check
- * also costs it least. SpiderMonkey inlines them too. The engines are told
- * apart by the properties their errors carry (`line` in JavaScriptCore,
- * `lineNumber` in SpiderMonkey); any other engine gets the wasm path, as
- * all did before.
- */
-const SWAP_IN_JS = swapsInJs();
-
-/**
- * `SWAP_IN_JS` for this engine, unless `globalThis[Symbol.for('parklot.lockPath')]`
- * was set to `'js'` or `'wasm'` before the package loaded (for tests and
- * benchmarks: the test suite runs Lock's tests on both paths in Node).
- */
-function swapsInJs(): boolean {
-  const chosen = (globalThis as Record<symbol, unknown>)[Symbol.for('parklot.lockPath')];
-  if (chosen === 'js' || chosen === 'wasm') return chosen === 'js';
-  const e = new Error() as unknown as Record<string, unknown>;
-  return typeof e.line === 'number' || typeof e.lineNumber === 'number';
-}
 
 /** What the wasm release exports return (wasm/src/lib.rs, `released`). */
 const Released = { Ok: 0, NotLocked: 1, HeldByAnother: 2, Freed: 3 } as const;

@@ -11,12 +11,21 @@ import { Primitive, freedMark, refuseToBlock } from './primitive.js';
 import { Queue } from './records.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { acquireQueued } from './waiters.js';
+import { SWAP_IN_JS } from './engine.js';
 
 /** Whether a semaphore export's code says the permits are this thread's (its exports answer only yes or no). */
 const granted = (code: number): boolean => code === Acquired.Yes;
 
 /** The most permits a semaphore holds (2^30 - 1). */
 export const MAX_PERMITS = 0x3fff_ffff;
+
+/**
+ * The semaphore's word (runtime/src/semaphore.rs): bit 0 `PARKED` (threads
+ * may be parked), bit 1 `FAIR` (a turn is owed), the free permits above.
+ */
+const FAIR = 2;
+const PARKED_OR_FAIR = 3;
+const ONE_PERMIT = 4;
 
 /** Checks a permit count (an integer from 1 to MAX_PERMITS; 0 for an initial count). */
 export function checkPermits(call: string, n: unknown, min = 1): number {
@@ -40,11 +49,43 @@ export function checkPermits(call: string, n: unknown, min = 1): number {
  */
 export class Semaphore extends Primitive<'parklot.semaphore'> {
   readonly #core: Core;
+  /** A view of the memory that reaches the semaphore's word, and the word's index in it. */
+  readonly #words: Uint32Array;
+  readonly #index: number;
 
   /** Not for direct use: semaphores come from `rt.semaphore()` and `rt.semaphoreAt()`. */
   constructor(core: unknown, address: number) {
     super(core, address, Kind.Semaphore, 'parklot: semaphores come from rt.semaphore(permits) or rt.semaphoreAt(address)');
     this.#core = core as Core; // checked by Primitive
+    this.#words = this.#core.wordsReaching(address);
+    this.#index = address >>> 2;
+  }
+
+  /**
+   * Takes `n` permits in JS if they are free and no turn is owed (where
+   * `SWAP_IN_JS`): one compare-and-swap of the word, as wasm's uncontended
+   * `Semaphore::try_acquire` does (JS's orderings are sequentially
+   * consistent, stronger than its Acquire). Whether it took them; if not,
+   * the caller goes to wasm, which waits or hands out turns.
+   */
+  #takeInJs(n: number): boolean {
+    if (!SWAP_IN_JS) return false;
+    const s = Atomics.load(this.#words, this.#index);
+    if ((s & FAIR) !== 0 || s >>> 2 < n) return false;
+    return Atomics.compareExchange(this.#words, this.#index, s, s - n * ONE_PERMIT) === s;
+  }
+
+  /**
+   * Returns `n` permits in JS if nobody is parked and no turn is owed (where
+   * `SWAP_IN_JS`): one compare-and-swap, as wasm's release adds them when it
+   * has nobody to wake. Whether it did; if not, the caller goes to wasm,
+   * which wakes waiters (or refuses more than `MAX_PERMITS`).
+   */
+  #giveInJs(n: number): boolean {
+    if (!SWAP_IN_JS) return false;
+    const s = Atomics.load(this.#words, this.#index);
+    if ((s & PARKED_OR_FAIR) !== 0 || (s >>> 2) + n > MAX_PERMITS) return false;
+    return Atomics.compareExchange(this.#words, this.#index, s, s + n * ONE_PERMIT) === s;
   }
 
   /** Takes `n` permits (default 1), blocking this thread until they are free. Throws where blocking is not allowed (use `acquireAsync`). */
@@ -114,7 +155,14 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
   release(n = 1): void {
     checkPermits('Semaphore.release()', n);
     const core = this.#live('Semaphore.release()');
-    if (!core.glue.semaphore_release(this.address, n)) {
+    if (this.#giveInJs(n)) return;
+    let released: number;
+    try {
+      released = core.raw.semaphore_release(this.address, n);
+    } catch (e) {
+      throw core.trapped('semaphore_release', e);
+    }
+    if (released === 0) {
       throw new RangeError(`parklot: Semaphore.release(): more than ${MAX_PERMITS} permits would be free; release only what you acquired`);
     }
   }
@@ -135,7 +183,7 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
 
   #try(n: number, call: string): boolean {
     const core = this.#live(call);
-    return core.glue.semaphore_acquire_for(this.address, n, 0) === Acquired.Yes;
+    return this.#takeInJs(n) || this.#acquireFor(core, n, 0);
   }
 
   /** Takes `n` permits, waiting at most `timeout` (a timeout of 0 is a try, allowed everywhere). */
@@ -143,6 +191,19 @@ export class Semaphore extends Primitive<'parklot.semaphore'> {
     const core = this.#live(call);
     // Blocking calls throw on a thread that may not block, whether or not they would wait.
     if (!core.canBlock && timeout !== 0) refuseToBlock(core, call, alternative);
-    return core.glue.semaphore_acquire_for(this.address, n, timeout) === Acquired.Yes;
+    return this.#takeInJs(n) || this.#acquireFor(core, n, timeout);
+  }
+
+  /**
+   * The acquisition through wasm. Its export is called directly, as Lock's
+   * hot paths call theirs (core.ts, `Core.raw`): an uncontended acquire() +
+   * release() measured 45-52 ns in V8 through the guarded glue, 22-24 ns so.
+   */
+  #acquireFor(core: Core, n: number, timeout: number): boolean {
+    try {
+      return core.raw.semaphore_acquire_for(this.address, n, timeout) === Acquired.Yes;
+    } catch (e) {
+      throw core.trapped('semaphore_acquire_for', e);
+    }
   }
 }

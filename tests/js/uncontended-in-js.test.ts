@@ -1,15 +1,17 @@
-// Lock's uncontended lock()/unlock() in JS (js/src/lock.ts, `SWAP_IN_JS`):
-// JavaScriptCore and SpiderMonkey take that path by themselves; this file
+// The uncontended calls of Lock and Semaphore in JS (js/src/engine.ts,
+// `SWAP_IN_JS`): JavaScriptCore takes that path by itself; this file
 // selects it on V8 (tests/js/lock-path-js.mjs, imported first) and checks
-// that the path never calls wasm, keeps the thread's hold record
+// that the path never calls wasm, keeps the thread's hold record of Locks
 // (wasm/src/threads.rs, `HeldLocks`) right for every mix of JS and wasm
-// acquisitions, and works beside threads on the wasm path.
+// acquisitions, leaves waking to wasm, and works beside threads on the wasm
+// path.
 import './lock-path-js.mjs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type Lock, OwnerDiedError } from '../../js/dist/index.js';
+import { type Lock, OwnerDiedError, type Semaphore } from '../../js/dist/index.js';
 import type { Core } from '../../js/dist/core.js';
 import { lockCore } from '../../js/dist/lock.js';
+import { MAX_PERMITS } from '../../js/dist/semaphore.js';
 import { allDone, openGate, outcome, rt, sleep, spawn, useRuntime } from './helpers.js';
 
 useRuntime();
@@ -17,27 +19,39 @@ useRuntime();
 /** What a worker needs to take the JS path too. */
 const JS_PATH = ['--import', fileURLToPath(new URL('./lock-path-js.mjs', import.meta.url))];
 
-/** Runs `f` with every call `core` makes into wasm's exports recorded, by name. */
-function wasmCalls(lock: Lock, f: () => void): string[] {
-  const core = lockCore(lock) as Core;
-  const raw = core.raw;
+/** The test file's runtime's Core (of this thread), once `wasmCalls` asked for it. */
+let probe: Core | undefined;
+
+/**
+ * Runs `f` with every call the runtime's primitives make into wasm recorded,
+ * by export name: through the exports themselves (`core.raw`, Lock's hot
+ * paths) and through the guarded glue (`core.glue`, the rest).
+ */
+function wasmCalls(f: () => void): string[] {
+  const core = (probe ??= lockCore(rt.lock()) as Core);
   const calls: string[] = [];
-  // A copy, not a Proxy: the exports object is frozen.
-  const counted: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(raw)) {
-    counted[name] =
-      typeof value === 'function'
-        ? (...args: unknown[]) => {
-            calls.push(name);
-            return (value as (...a: unknown[]) => unknown)(...args);
-          }
-        : value;
-  }
-  Object.defineProperty(core, 'raw', { value: counted, configurable: true });
+  const counting = (of: object): Record<string, unknown> => {
+    // A copy, not a Proxy: the exports object is frozen.
+    const counted: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(of)) {
+      counted[name] =
+        typeof value === 'function'
+          ? (...args: unknown[]) => {
+              calls.push(name);
+              return (value as (...a: unknown[]) => unknown)(...args);
+            }
+          : value;
+    }
+    return counted;
+  };
+  const { raw, glue } = core;
+  Object.defineProperty(core, 'raw', { value: counting(raw), configurable: true });
+  Object.defineProperty(core, 'glue', { value: counting(glue), configurable: true });
   try {
     f();
   } finally {
     Object.defineProperty(core, 'raw', { value: raw, configurable: true });
+    Object.defineProperty(core, 'glue', { value: glue, configurable: true });
   }
   return calls;
 }
@@ -52,7 +66,7 @@ describe('Lock: the uncontended path in JS', () => {
   it('lock()/unlock(), withLock, tryLock and lockFor never call wasm; the hold is recorded while held', () => {
     const lock = rt.lock();
     const seen: [number, number][] = [];
-    const calls = wasmCalls(lock, () => {
+    const calls = wasmCalls(() => {
       for (let i = 0; i < 1000; i++) {
         lock.lock();
         if (i === 0) seen.push(record(lock));
@@ -75,7 +89,7 @@ describe('Lock: the uncontended path in JS', () => {
 
   it('a second lock, and releases out of order, go through wasm and keep the record right', () => {
     const [a, b, c] = [rt.lock(), rt.lock(), rt.lock()];
-    const calls = wasmCalls(a, () => {
+    const calls = wasmCalls(() => {
       a.lock(); // JS
       b.lock(); // nested: wasm
       c.lock(); // wasm
@@ -120,18 +134,18 @@ describe('Lock: the uncontended path in JS', () => {
     early.lock(); // JS, unseen
     rt.setHoldTracking(true);
     try {
-      const calls = wasmCalls(late, () => {
+      const calls = wasmCalls(() => {
         late.lock();
         expect(rt.diagnostics().holds.map((h) => h.address)).toEqual([late.address]);
         late.unlock();
         early.unlock();
       });
-      expect(calls).toEqual(['lock_seen', 'unlock_seen', 'unlock_seen']);
+      expect(calls.filter((c) => c !== 'diag_snapshot')).toEqual(['lock_seen', 'unlock_seen', 'unlock_seen']);
     } finally {
       rt.setHoldTracking(false);
     }
     expect(record(early)).toEqual([-1, 0]);
-    expect(wasmCalls(early, () => early.withLock(() => {}))).toEqual([]);
+    expect(wasmCalls(() => early.withLock(() => {}))).toEqual([]);
   });
 
   it('a release with a thread parked goes through wasm, which hands over or wakes it', async () => {
@@ -140,7 +154,7 @@ describe('Lock: the uncontended path in JS', () => {
     const w = spawn(rt, 'park', { lock: lock.address });
     await w.next('parking');
     await sleep(50);
-    const calls = wasmCalls(lock, () => lock.unlock());
+    const calls = wasmCalls(() => lock.unlock());
     expect(calls).toEqual(['unlock']);
     await w.done;
     expect(lock.isLocked()).toBe(false);
@@ -162,7 +176,7 @@ describe('Lock: the uncontended path in JS', () => {
     const big = rt.alloc(64 << 20, 8);
     const lock = rt.lock();
     expect((lockCore(lock) as Core).byteLength()).toBeGreaterThan(before);
-    expect(wasmCalls(lock, () => lock.withLock(() => {}))).toEqual([]);
+    expect(wasmCalls(() => lock.withLock(() => {}))).toEqual([]);
     rt.free(big, 64 << 20, 8);
   });
 
@@ -188,5 +202,45 @@ describe('Lock: the uncontended path in JS', () => {
     expect(outcome(() => lock.unlock())).toMatch(/closed/);
     expect(outcome(() => lock.lock())).toMatch(/closed/);
     expect(outcome(() => lock.tryLock())).toMatch(/closed/);
+  });
+});
+
+describe('Semaphore: the uncontended path in JS', () => {
+  it('acquire/release, tryAcquire, acquireFor and withPermits never call wasm; the count is exact', () => {
+    const sem: Semaphore = rt.semaphore(3);
+    const calls = wasmCalls(() => {
+      for (let i = 0; i < 1000; i++) {
+        sem.acquire(2);
+        sem.release(2);
+      }
+      expect(sem.tryAcquire(3)).toBe(true);
+      expect(sem.acquireFor(1, 0)).toBe(false); // none left: wasm's try says no
+      sem.release(3);
+      expect(sem.withPermits(3, () => 'ran')).toBe('ran');
+    });
+    expect(calls).toEqual(['semaphore_acquire_for']);
+    expect(sem.available()).toBe(3);
+  });
+
+  it('more permits than are free, and more than MAX_PERMITS free, go to wasm, which refuses or waits', () => {
+    const sem = rt.semaphore(MAX_PERMITS - 1);
+    expect(outcome(() => sem.release(2))).toMatch(/^RangeError: parklot: Semaphore.release\(\): more than 1073741823 permits would be free/);
+    sem.release(1);
+    expect(sem.available()).toBe(MAX_PERMITS);
+    expect(sem.tryAcquire(MAX_PERMITS)).toBe(true);
+    expect(sem.available()).toBe(0);
+    expect(sem.tryAcquire(1)).toBe(false);
+  });
+
+  it('a release with a thread parked goes through wasm, which wakes it', async () => {
+    const sem = rt.semaphore(1);
+    sem.acquire(); // JS
+    const w = spawn(rt, 'semaphoreHoldForever', { sem: sem.address, n: 1 });
+    await sleep(100); // parked by now
+    const calls = wasmCalls(() => sem.release());
+    expect(calls).toEqual(['semaphore_release']);
+    await w.next('held');
+    expect(sem.available()).toBe(0);
+    await w.worker.terminate();
   });
 });

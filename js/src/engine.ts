@@ -1,0 +1,30 @@
+/**
+ * What the JS engine running the package compiles well, measured, for the
+ * primitives that choose where their uncontended calls run (lock.ts,
+ * semaphore.ts). Imports nothing.
+ */
+
+/**
+ * Whether Lock and Semaphore take and release uncontended in JS, with one
+ * `Atomics.compareExchange` on their state in the shared memory, rather
+ * than through a call into wasm: where the engine compiles `Atomics` calls
+ * inline. JavaScriptCore does: an uncontended Lock lock() + unlock()
+ * measured 4.8-6 ns in JS, 13-16 ns through wasm, the ten-line JS futex
+ * mutex 4.2 ns. V8 calls a builtin for each `Atomics` call: 27-30 ns in JS,
+ * 16-17 ns through wasm, the JS mutex 18-19 ns; so V8 keeps the wasm path
+ * (where the diagnostics' check also costs it least). JavaScriptCore is told
+ * apart by the `line` its errors carry; every other engine (SpiderMonkey,
+ * not measured here, included) takes the wasm path, as all did before.
+ */
+export const SWAP_IN_JS = swapsInJs();
+
+/**
+ * `SWAP_IN_JS` for this engine, unless `globalThis[Symbol.for('parklot.lockPath')]`
+ * was set to `'js'` or `'wasm'` before the package loaded (for tests and
+ * benchmarks: the test suite runs the JS path's tests in Node too).
+ */
+function swapsInJs(): boolean {
+  const chosen = (globalThis as Record<symbol, unknown>)[Symbol.for('parklot.lockPath')];
+  if (chosen === 'js' || chosen === 'wasm') return chosen === 'js';
+  return typeof (new Error() as unknown as Record<string, unknown>).line === 'number';
+}
