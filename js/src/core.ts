@@ -194,7 +194,8 @@ export class Core {
     readonly glue: Glue,
     /**
      * The module's exports themselves, for the hot paths (Lock's lock,
-     * tryLock, unlock): each calls one directly, inside its own `try`, and
+     * tryLock, unlock; the acquisitions and releases of Semaphore and
+     * RwLock): each calls one directly, inside its own `try`, and
      * passes what it catches to `trapped`. Through the shared guard every
      * call site is megamorphic and costs about 25 ns more per lock + unlock.
      * A caller checks `closed` (or `canBlock`) first, as the guard checks
@@ -392,7 +393,7 @@ export class Core {
     this.held = new Int32Array(2); // the entry is freed below
     // A poisoned runtime's memory is left as it is (its registry and queues
     // may be half-edited): only this thread's JS side lets go. Its pending
-    // async waits then end only at their timeouts (README, "Workers that end").
+    // async waits end with the closed error (waiters.ts, `settle`).
     const healthy = this.poisoned() === undefined;
     try {
       if (healthy) {

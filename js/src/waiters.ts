@@ -22,6 +22,16 @@ import type { AbortSignalLike } from './validate.js';
 type WaitAsync = typeof Atomics.waitAsync;
 const waitAsync: WaitAsync | undefined = typeof Atomics.waitAsync === 'function' ? Atomics.waitAsync : undefined;
 
+/**
+ * How often a pending async wait looks at the runtime's poison word: the
+ * core's sleepers look every 100 ms too (runtime/src/critical.rs,
+ * `POISON_POLL_NS`). A runtime poisoned while a wait is queued (a thread
+ * died inside one of its sections) may never wake it: the thread that held
+ * what it waits for is not reaped, so the wait ends with the poisoned error
+ * within this long instead of never.
+ */
+const POISON_POLL_MS = 100;
+
 /** Resolves after a macrotask: lets the event loop run between two polls. */
 function nextTask(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -32,7 +42,9 @@ function nextTask(ms: number): Promise<void> {
  * `deadline` (a `performance.now()` time; Infinity for never) passed or
  * `signal` aborted first (returns false, and the record is still queued: the
  * caller cancels it, and a claim that won the race shows in what the cancel
- * returns). Rejects if the runtime is closed meanwhile.
+ * returns). Rejects if the runtime is closed meanwhile, or with the poisoned
+ * error once it is poisoned (the record is then left as it is, as all of a
+ * poisoned runtime's memory is).
  */
 export async function settle(core: Core, record: WaiterRecord, deadline: number, signal?: AbortSignalLike): Promise<boolean> {
   // An abort wakes the sleep below (the record's word still reads 1: nobody claimed it).
@@ -41,12 +53,14 @@ export async function settle(core: Core, record: WaiterRecord, deadline: number,
   try {
     for (;;) {
       if (core.closed) throw closedError();
+      const poisoned = core.poisoned();
+      if (poisoned !== undefined) throw poisoned;
       if (claimed(core, record)) return true;
       if (signal?.aborted === true) return false;
       const remaining = deadline - performance.now();
       if (remaining <= 0) return false;
       if (waitAsync !== undefined) {
-        const r = waitAsync(record.word, 0, 1, remaining);
+        const r = waitAsync(record.word, 0, 1, Math.min(remaining, POISON_POLL_MS));
         // Not async means the word was already 0: the waker is finishing; look again soon.
         await (r.async ? r.value : nextTask(0));
       } else {

@@ -13,7 +13,10 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Core } from '../../js/dist/core.js';
+import { Runtime } from '../../js/dist/index.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
+import * as lockModule from '../../js/dist/lock.js';
+import { sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
 
 const ROUNDS = 60;
 /** A round takes well under a second; this long without a line is a hang. */
@@ -112,5 +115,27 @@ describe('a trap (a bug) in the wasm module', () => {
     expect(core.reap(7)).toBe(0); // never throws: reaping runs in event handlers
     core.close();
     expect(core.closed).toBe(true);
+  });
+
+  it('a poisoning ends the async waits queued behind a thread that will not be reaped: they reject with the poisoned error', async () => {
+    // Before, such a wait (here, for a lock a worker holds) waited for ever:
+    // the poisoned runtime reaps nobody, so its holder never lets go.
+    const rt = await Runtime.create();
+    const lock = rt.lock();
+    const holder = spawnWorker(rt, 'holdForever', { lock: lock.address });
+    await holder.next('held');
+    const waits = [lock.lockAsync(), lock.lockAsync(60_000)];
+    for (const w of waits) w.catch(() => {});
+    await sleep(50); // both queued
+    const core = (lockModule as unknown as { lockCore(l: unknown): Core }).lockCore(lock);
+    const poisoned = /^Error: parklot: this runtime is poisoned: thread \d+ trapped inside the runtime's internal tables/;
+    expect(outcome(() => (core.glue as unknown as { trap_in_section_for_test(): void }).trap_in_section_for_test())).toMatch(poisoned);
+    const started = performance.now();
+    for (const w of waits) {
+      expect(await withTimeout(w.then(String, (e: unknown) => String(e)), 3000, 'a queued lockAsync to end')).toMatch(poisoned);
+    }
+    expect(performance.now() - started).toBeLessThan(1000);
+    await holder.worker.terminate();
+    rt.close();
   });
 });
