@@ -220,6 +220,7 @@ const SECTIONS: Record<number, string> = {
   1: 'wait queues',
   16: 'thread registry',
   17: 'internal tables',
+  18: 'lock bookkeeping',
 };
 
 /** How the thread that poisoned a runtime died (runtime/src/critical.rs). */

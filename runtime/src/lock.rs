@@ -466,6 +466,22 @@ impl Lock {
         self.release(fair, 0)
     }
 
+    /// Releases the lock if its byte is a plain `LOCKED` (nobody queued, no
+    /// mark) with one CAS, reporting the release to the diagnostics if
+    /// `seen`; false, changing nothing, for any other byte (then call
+    /// [`checked_unlock`](Self::checked_unlock) or its kin, which wake the
+    /// waiters). Inlined, with no call: for an embedder that must change
+    /// its own record of the holder and the byte with nothing in between
+    /// where a thread can be stopped (the wasm module's `unlock`).
+    #[inline(always)]
+    pub fn unlock_if_uncontended(&self, seen: bool) -> bool {
+        let done = self.release_alone();
+        if done && seen {
+            diagnostics::released(self.key());
+        }
+        done
+    }
+
     /// Releases a plain `LOCKED` byte (nobody queued, no mark) with one CAS;
     /// false, changing nothing, for any other byte.
     #[inline]

@@ -203,6 +203,9 @@ pub mod released {
 }
 
 /// Records that this thread took the lock at `addr` and reports it.
+/// Inlined: nothing may be called between taking a lock's byte and
+/// recording it (see `release`).
+#[inline(always)]
 fn took(addr: u32, lock: &Lock) -> u32 {
     threads::took(addr);
     if lock.take_owner_died() {
@@ -253,7 +256,8 @@ fn lock_with(addr: u32, try_lock: fn(&Lock) -> bool) -> u32 {
     // lock it allocated and checked.
     let lock = unsafe { at::<Lock>(addr) };
     // A free lock is not held by this thread: the list is looked at only
-    // when the lock is taken.
+    // when the lock is taken. Between the byte and the record nothing is
+    // called (`took` is inlined), so no engine can stop the thread there.
     if try_lock(lock) {
         took(addr, lock)
     } else {
@@ -340,15 +344,25 @@ fn release(addr: u32, fair: bool, seen: bool) -> u32 {
         None => {}
     }
     // Held by this thread (or by an unregistered caller's word), so locked.
-    let r = match (seen, fair) {
-        (false, _) => lock.checked_unlock_unseen(fair),
-        (true, false) => lock.checked_unlock(),
-        (true, true) => lock.checked_unlock_fair(),
-    };
-    match r {
-        Ok(()) => released::OK,
-        Err(_) => released::NOT_LOCKED,
+    // The record is gone: until the byte is released too, a thread stopped
+    // here would leave a lock nobody holds and nobody releases. Nobody
+    // queued: one CAS, with no call in between (where an engine can stop a
+    // thread). Else the whole protocol, whose calls run inside
+    // `sections::lock_step`, so that a death there poisons the runtime.
+    if lock.unlock_if_uncontended(seen) {
+        return released::OK;
     }
+    sections::lock_step(|| {
+        let r = match (seen, fair) {
+            (false, _) => lock.checked_unlock_unseen(fair),
+            (true, false) => lock.checked_unlock(),
+            (true, true) => lock.checked_unlock_fair(),
+        };
+        match r {
+            Ok(()) => released::OK,
+            Err(_) => released::NOT_LOCKED,
+        }
+    })
 }
 
 /// Releases the lock at `addr`, held by this thread, unseen by the

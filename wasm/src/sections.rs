@@ -13,6 +13,23 @@ use wasm_bindgen::prelude::*;
 pub(crate) const REGISTRY: Section = EMBEDDER_SECTIONS;
 /// Any other table of the module's (the kind table) taken through [`locked`].
 pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
+/// A `Lock`'s contended release, after this thread's record of holding it
+/// is gone and before its byte is released (lib.rs, `release`): a thread
+/// that dies there leaves a lock nobody holds, and no reaper can release it.
+pub(crate) const LOCK_STEP: Section = EMBEDDER_SECTIONS + 2;
+
+/// Runs `f`, the rest of a `Lock`'s contended release, inside
+/// [`LOCK_STEP`]: a thread terminated there (in a call's prologue, where an
+/// engine stops a thread) poisons the runtime when reaped, instead of
+/// leaving a lock that nobody will release (its waiters then waited for
+/// ever: the death test's stuck survivors).
+#[inline(always)]
+pub(crate) fn lock_step<T>(f: impl FnOnce() -> T) -> T {
+    critical::enter(LOCK_STEP);
+    let r = f();
+    critical::leave();
+    r
+}
 
 /// Runs `f` with `lock` (one of the module's own internal locks: the
 /// registry's, the kind table's) held. Every internal critical section of

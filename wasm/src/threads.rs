@@ -88,7 +88,7 @@ impl HeldLocks {
         self.last == addr || self.rest.contains(&addr)
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, addr: u32) {
         if self.last != Self::NONE {
             self.rest.push(self.last);
@@ -98,7 +98,7 @@ impl HeldLocks {
     }
 
     /// Forgets one hold of `addr`; whether there was one.
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, addr: u32) -> bool {
         if self.last == addr {
             self.last = match self.rest.pop() {
@@ -182,7 +182,10 @@ fn with_registry<T>(f: impl FnOnce(&mut Vec<*mut Entry>) -> T) -> T {
     })
 }
 
-/// Runs `f` on this thread's entry, if it registered.
+/// Runs `f` on this thread's entry, if it registered. Inlined, as the
+/// callers below are: a `Lock`'s byte and its record change with no call in
+/// between (lib.rs, `release`).
+#[inline(always)]
 fn with_me<T>(f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
     let me = ME.with(Cell::get);
     // SAFETY: only this thread mutates its entry, and it stays allocated
@@ -408,12 +411,14 @@ pub(crate) fn holds(addr: u32) -> Option<bool> {
 }
 
 /// This thread took the lock at `addr`.
+#[inline(always)]
 pub(crate) fn took(addr: u32) {
     with_me(|me| me.held.push(addr));
 }
 
 /// This thread lets go of the lock at `addr`: forgets it, and says whether
 /// it held it (`None` if it never registered).
+#[inline(always)]
 pub(crate) fn let_go(addr: u32) -> Option<bool> {
     with_me(|me| me.held.remove(addr))
 }
