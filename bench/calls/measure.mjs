@@ -4,7 +4,7 @@
 // mutex, for `ms` per measurement, rounds interleaved (every form and
 // worker count once per round, in turn). Prints one JSON object.
 //
-//   <runtime> bench/calls/measure.mjs '<json: {pkgs: [{name, url}], workers, rounds, ms}>'
+//   <runtime> bench/calls/measure.mjs '<json: {pkgs: [{name, url, detection}], workers, rounds, ms, forms?}>'
 //
 // Each package gets a runtime of its own and 8 attached workers; the JS
 // mutex runs on the first package's workers. After each measurement the
@@ -29,6 +29,7 @@ const maxWorkers = Math.max(...config.workers);
 async function setUp(pkg) {
   const { Runtime, spawnWorker } = await import(pkg.url);
   const rt = await Runtime.create();
+  if (pkg.detection) rt.setDeadlockDetection(true);
   const ctl = new Int32Array(new SharedArrayBuffer(8));
   const counter = new Int32Array(new SharedArrayBuffer(4));
   const jsMutex = new Int32Array(new SharedArrayBuffer(4));

@@ -6,10 +6,15 @@
 // after the other. Measured, never asserted.
 //
 //   node bench/calls/run.mjs [--quick] [--out DIR] [--pkg NAME=PATH ...]
+//       [--detection NAME ...] [--forms F,F,...]
 //
 // --pkg: a package build to measure (its js/dist/index.js), repeatable; the
 // default is this tree's, named "parklot". Two builds (before=..., after=...)
 // run side by side in one process per runtime, rounds interleaved.
+// --detection: the package of that name runs with deadlock detection on
+// (`rt.setDeadlockDetection(true)`); one build may be named twice, once with
+// it. --forms: only these call forms (default all six: lock/unlock,
+// withLock, write/unlockWrite, withWrite, acquire/release, withPermits).
 // Writes DIR/calls.json (every round, ChartSpecs) and DIR/calls.md.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +29,8 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
     pkg: { type: 'string', multiple: true },
+    detection: { type: 'string', multiple: true },
+    forms: { type: 'string' },
   },
 });
 const QUICK = args.quick;
@@ -34,8 +41,13 @@ const pkgs = (args.pkg ?? [`parklot=${join(ROOT, 'js', 'dist', 'index.js')}`]).m
   if (eq <= 0) throw new Error(`--pkg ${spec}: expected NAME=PATH`);
   const path = resolve(spec.slice(eq + 1));
   if (!existsSync(path)) throw new Error(`--pkg ${spec}: ${path} does not exist (npm run build:ts builds js/dist)`);
-  return { name: spec.slice(0, eq), url: pathToFileURL(path).href };
+  const name = spec.slice(0, eq);
+  return { name, url: pathToFileURL(path).href, detection: (args.detection ?? []).includes(name) };
 });
+for (const name of args.detection ?? []) {
+  if (!pkgs.some((p) => p.name === name)) throw new Error(`--detection ${name}: no --pkg of that name`);
+}
+const FORMS = args.forms?.split(',');
 
 // The runtimes' binaries: pinned in tests/runtimes/package.json, installed by scripts/setup.sh.
 const bin = (path) => join(ROOT, 'tests', 'runtimes', 'node_modules', path);
@@ -44,7 +56,7 @@ const RUNTIMES = [
   { name: 'Deno', command: [bin('@deno/linux-x64-glibc/deno'), 'run', '--allow-all'] },
   { name: 'Bun', command: [bin('@oven/bun-linux-x64/bin/bun')] },
 ];
-const params = { rounds: QUICK ? 1 : 5, ms: QUICK ? 50 : 300, workers: QUICK ? [1, 2] : [1, 2, 4, 8] };
+const params = { rounds: QUICK ? 1 : 5, ms: QUICK ? 50 : 300, workers: QUICK ? [1, 2] : [1, 2, 4, 8], ...(FORMS && { forms: FORMS }) };
 const machine = { cpu: cpus()[0]?.model.trim(), cores: cpus().length, platform: `${platform()} ${release()} ${arch()}`, loadavg: loadavg() };
 const MEASURE = fileURLToPath(new URL('./measure.mjs', import.meta.url));
 
@@ -80,6 +92,7 @@ const md = [
   `- date: ${results.date}${QUICK ? ' (--quick: not measurements)' : ''}`,
   `- machine: ${machine.cpu}, ${machine.cores} cores`,
   `- N workers of node:worker_threads, each running \`lock(); counter++; unlock()\`, \`withLock(() => counter++)\`, the same through RwLock's write lock (\`write()\`/\`unlockWrite()\`, \`withWrite\`) and a Semaphore of one permit (\`acquire()\`/\`release()\`, \`withPermits(1, fn)\`), or through a ten-line futex mutex (three states, \`Atomics.wait\`/\`notify\`) on a plain SharedArrayBuffer; ${params.ms} ms per measurement, ${params.rounds} rounds, every cell once per round in turn; M sections/s, median (min-max) over rounds; ratio = median / the JS mutex's median`,
+  ...pkgs.filter((p) => p.detection).map((p) => `- ${p.name}: deadlock detection on (\`rt.setDeadlockDetection(true)\`) for the whole run`),
   '',
 ];
 /** The tables: each primitive's bare pair and helper, for every package, beside the JS mutex. */

@@ -177,13 +177,35 @@ pub(crate) fn abandon_call() -> ! {
     panic!("parklot: the runtime is poisoned: a thread died inside one of its critical sections");
 }
 
-/// Lets another thread run. wasm has no scheduler call: the spin hint is the
-/// closest there is. (Under loom, `sync::yield_now` yields to the model.)
+/// Lets another thread run: natively `sched_yield` (or the platform's); in
+/// wasm, which has no scheduler call, a pause of [`WASM_YIELD_ITERATIONS`]
+/// that touches no shared memory. (Under loom, `sync::yield_now` yields to
+/// the model.)
 #[cfg(not(loom))]
 #[inline]
 pub(crate) fn yield_now() {
     #[cfg(not(target_family = "wasm"))]
     std::thread::yield_now();
     #[cfg(target_family = "wasm")]
-    core::hint::spin_loop();
+    {
+        let mut i: u32 = 0;
+        while i < WASM_YIELD_ITERATIONS {
+            // Opaque to the optimizer, which would delete an empty loop.
+            i = core::hint::black_box(i) + 1;
+        }
+    }
 }
+
+/// The iterations of a wasm yield's pause: as long as a `sched_yield` that
+/// finds nothing else to run (0.5 µs on the 2-CPU EPYC VM we measure on),
+/// so that a spin budget counted in yields lasts about as long as natively
+/// (the Lock's 40, seed 000's WebKit lock). Measured there, an iteration is
+/// 0.33 ns in Node 20 and 0.28 ns in Bun 1.4, 0.45 ns in Deno 2.9: a yield
+/// of 0.6-0.9 µs. With the spin hint alone (a no-op in wasm) the 40 yields
+/// lasted about 0.2 µs, each a load of the contended line: two workers
+/// looping on one Lock through JS pulled the line back and forth and ran
+/// 20-22 million sections a second in Node (as the ten-line JS mutex did),
+/// 15-22 in Bun, against 51-56 and 85 with the pause (`bench/calls`, the
+/// 2-worker row; 4 and 8 workers unchanged within noise; shares even).
+#[cfg(target_family = "wasm")]
+const WASM_YIELD_ITERATIONS: u32 = 2048;
