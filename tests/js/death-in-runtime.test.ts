@@ -16,7 +16,7 @@ import { Core } from '../../js/dist/core.js';
 import { Runtime } from '../../js/dist/index.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
 import * as lockModule from '../../js/dist/lock.js';
-import { sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
+import { openGate, sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
 
 const ROUNDS = 60;
 /** A round takes well under a second; this long without a line is a hang. */
@@ -115,6 +115,46 @@ describe('a trap (a bug) in the wasm module', () => {
     expect(core.reap(7)).toBe(0); // never throws: reaping runs in event handlers
     core.close();
     expect(core.closed).toBe(true);
+  });
+
+  it("a reader-writer lock's release stopped between its hold's record and its word poisons the runtime: a reaper never releases a write lock another thread took since", async () => {
+    // Stopped with the word released and the record still there, the
+    // reaper of the dead thread released the write lock again, by then
+    // another thread's: two writers at once. Stopped inside a section, the
+    // runtime is poisoned instead, and says so to every caller.
+    const rt = await Runtime.create();
+    const rw = rt.rwLock();
+    const gate = rt.alloc(4, 4);
+    const w = spawnWorker(rt, 'rwReleaseStopped', { rw: rw.address, gate });
+    await w.next('held');
+    const core = (lockModule as unknown as { lockCore(l: unknown): Core }).lockCore(rt.lock());
+    (core.glue as unknown as { arm_step_trap_for_test(step: number): void }).arm_step_trap_for_test(1);
+    try {
+      openGate(rt, gate);
+    } catch {
+      // The worker saw the gate open before the notify, and poisoned the runtime.
+    }
+    const released = (await withTimeout(w.next('released'), 3000, 'the stopped release')) as string;
+    // The stopped thread's write lock: never taken here (the fast paths
+    // take no look at the poison, so this may return rather than throw).
+    let taken: string;
+    try {
+      taken = String(rw.tryWrite());
+    } catch (e) {
+      taken = String(e);
+    }
+    await w.worker.terminate();
+    await sleep(200); // reaped
+    let after: string;
+    try {
+      after = JSON.stringify(rw.state()); // this thread's write, if it took one
+    } catch (e) {
+      after = String(e);
+    }
+    const poisoned = /^Error: parklot: this runtime is poisoned: thread \d+ trapped inside the runtime's lock bookkeeping/;
+    expect({ released, after }).toEqual({ released: expect.stringMatching(poisoned), after: expect.stringMatching(poisoned) });
+    expect(taken === 'false' || poisoned.test(taken)).toBe(true);
+    rt.close();
   });
 
   it('a poisoning ends the async waits queued behind a thread that will not be reaped: they reject with the poisoned error', async () => {

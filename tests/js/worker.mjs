@@ -430,6 +430,25 @@ const tasks = {
     sleep(1e9);
   },
 
+  /**
+   * Takes the write lock of the reader-writer lock at `rw`, posts 'held',
+   * passes the gate, releases it (a test armed a trap inside that release),
+   * posts what the release threw as 'released', then never returns.
+   */
+  rwReleaseStopped(rt, { rw, gate }) {
+    const l = rt.rwLockAt(rw);
+    l.write();
+    post('held');
+    passGate(rt, gate);
+    try {
+      l.unlockWrite();
+      post('released', 'returned');
+    } catch (e) {
+      post('released', String(e));
+    }
+    sleep(1e9);
+  },
+
   /** Takes `mode` ('read' or 'write') of the reader-writer lock at `rw`, posts 'held', releases it once the i32 at `stop` is non-zero. */
   rwHoldUntilStop(rt, { rw, mode, stop }) {
     const l = rt.rwLockAt(rw);

@@ -4,7 +4,7 @@
 //! may hold the registry's); and the exports through which the JS glue
 //! reads and sets the poison.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use parklot::critical::{self, Section, EMBEDDER_SECTIONS};
 use parklot::WordLock;
 use wasm_bindgen::prelude::*;
@@ -13,9 +13,13 @@ use wasm_bindgen::prelude::*;
 pub(crate) const REGISTRY: Section = EMBEDDER_SECTIONS;
 /// Any other table of the module's (the kind table) taken through [`locked`].
 pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
-/// A `Lock`'s contended release, after this thread's record of holding it
-/// is gone and before its byte is released (lib.rs, `release`): a thread
-/// that dies there leaves a lock nobody holds, and no reaper can release it.
+/// A hold's record and its lock's word out of step: a `Lock`'s contended
+/// release, after this thread's record of holding it is gone and before its
+/// byte is released (lib.rs, `release`); and the poison's name for a thread
+/// stopped inside a reader-writer lock's release or downgrade
+/// (`threads::begin_step`). A thread that dies there leaves a lock nobody holds
+/// and no reaper can release, or a record that makes its reaper release a
+/// lock another thread holds by then.
 pub(crate) const LOCK_STEP: Section = EMBEDDER_SECTIONS + 2;
 
 /// Runs `f`, the rest of a `Lock`'s contended release, inside
@@ -158,6 +162,8 @@ pub fn poison_address() -> u32 {
 pub fn thread_trapped(tag: u32) -> bool {
     if let Some(section) = critical::current() {
         critical::poison(section, tag, critical::TRAPPED);
+    } else if crate::threads::stepping() {
+        critical::poison(LOCK_STEP, tag, critical::TRAPPED);
     }
     critical::poisoned().is_some()
 }
@@ -168,4 +174,36 @@ pub fn thread_trapped(tag: u32) -> bool {
 pub fn trap_in_section_for_test() {
     critical::enter(TABLES);
     core::arch::wasm32::unreachable()
+}
+
+/// The step [`fault_point`] traps at next, once (0: none).
+static ARMED_STEP: AtomicU32 = AtomicU32::new(0);
+
+/// A step where a thread may stop between the two halves of a change that
+/// a reaper reads (a hold's record and its word), named so that a test can
+/// stop a thread there ([`arm_step_trap_for_test`]). A trap stands for a
+/// termination: both end the thread's call at that point.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Step {
+    /// A RwLock's release, between its record and its word.
+    RwRelease = 1,
+}
+
+/// Traps if a test armed `step` (and disarms it): one relaxed load where
+/// nothing is armed.
+#[inline(always)]
+pub(crate) fn fault_point(step: Step) {
+    if ARMED_STEP.load(Ordering::Relaxed) == step as u32
+        && ARMED_STEP.swap(0, Ordering::Relaxed) == step as u32
+    {
+        core::arch::wasm32::unreachable()
+    }
+}
+
+/// For the JS tests only: the next thread to pass step `step` (a
+/// [`Step`]) traps there, as one terminated there would stop.
+#[wasm_bindgen]
+pub fn arm_step_trap_for_test(step: u32) {
+    ARMED_STEP.store(step, Ordering::Relaxed);
 }

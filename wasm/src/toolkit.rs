@@ -9,6 +9,7 @@
 //! released when it is reaped. The semaphore's permits have no owner and are
 //! not recorded.
 
+use crate::sections;
 use crate::threads::{self, Hold};
 use crate::{acquired, at, diagnostics, owner_died, released, timeout, waiter_at};
 use parklot::parking_lot::AsyncWaiter;
@@ -234,16 +235,26 @@ pub fn rwlock_release(addr: u32, mode: u32) -> u32 {
     if threads::has(hold) == Some(false) {
         return released::HELD_BY_ANOTHER;
     }
+    // The record first, then the word, as one step (`threads::begin_step`):
+    // a thread stopped after the word with its record still there would have
+    // its reaper release the lock again, by then maybe another thread's;
+    // stopped in between, it poisons the runtime.
+    let step = threads::begin_step();
+    threads::remove(hold);
+    sections::fault_point(sections::Step::RwRelease);
     let r = match mode {
         rw_mode::READ => l.checked_unlock_shared(),
         rw_mode::WRITE => l.checked_unlock_exclusive(),
         _ => l.checked_unlock_upgradable(),
     };
+    if r.is_err() {
+        // Not held so after all (an unregistered caller's word): the record,
+        // if any, stays as it was (its room is still there).
+        threads::add(hold);
+    }
+    threads::end_step(step);
     match r {
-        Ok(()) => {
-            threads::remove(hold);
-            released::OK
-        }
+        Ok(()) => released::OK,
         Err(_) => released::NOT_LOCKED,
     }
 }
@@ -270,6 +281,8 @@ pub fn rwlock_downgrade(addr: u32, from: u32, to: u32) -> u32 {
     if threads::has(had) == Some(false) {
         return released::HELD_BY_ANOTHER;
     }
+    // Word and record change as one step, as in `rwlock_release`.
+    let step = threads::begin_step();
     // SAFETY: this thread holds `from` (its record, or the word for an
     // unregistered caller, says so).
     unsafe {
@@ -281,6 +294,7 @@ pub fn rwlock_downgrade(addr: u32, from: u32, to: u32) -> u32 {
     }
     threads::remove(had);
     threads::add(gets);
+    threads::end_step(step);
     released::OK
 }
 
