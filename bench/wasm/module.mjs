@@ -2,21 +2,27 @@
 // rwlock.mjs): its command line, the built module instantiated on a new
 // shared memory in this thread, the npm package's Runtime class, the machine
 // the run measures, and its two result files.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fail, log } from './pool.mjs';
 
-/** The suite's command line, `[--quick] [--out DIR]`: {quick, outDir} (DIR: bench/results). */
-export function suiteArgs() {
+/**
+ * The suite's command line, `[--quick] [--out DIR]` and the suite's own
+ * `extra` options (parseArgs' form): {quick, outDir, ...extra's values}
+ * (DIR: bench/results).
+ */
+export function suiteArgs(extra = {}) {
   const { values } = parseArgs({
     options: {
       quick: { type: 'boolean', default: false },
       out: { type: 'string' },
+      ...extra,
     },
   });
-  return { quick: values.quick, outDir: values.out ?? fileURLToPath(new URL('../results/', import.meta.url)) };
+  return { ...values, outDir: values.out ?? fileURLToPath(new URL('../results/', import.meta.url)) };
 }
 
 /**
@@ -63,10 +69,24 @@ export async function loadWasm(required) {
   return { module, memory, glue, glueUrl: GLUE_URL.href, packageUrl: PACKAGE_URL.href };
 }
 
-/** The npm package's Runtime class, from its TypeScript build. */
-export async function packageRuntime() {
-  const { Runtime } = await import(PACKAGE_URL.href).catch(() => fail(`no ${fileURLToPath(PACKAGE_URL)}: run npm run build:ts first`));
+/** The npm package's Runtime class, from its TypeScript build (`url`: another build's js/dist/index.js). */
+export async function packageRuntime(url = PACKAGE_URL.href) {
+  const { Runtime } = await import(url).catch(() => fail(`no ${fileURLToPath(url)}: run npm run build:ts first`));
   return Runtime;
+}
+
+/**
+ * Other builds of the package to measure beside this tree's, from
+ * `--pkg NAME=PATH` (PATH: that build's js/dist/index.js): [{name, url}].
+ */
+export function otherPackages(specs = []) {
+  return specs.map((spec) => {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) fail(`--pkg ${spec}: expected NAME=PATH`);
+    const path = resolve(spec.slice(eq + 1));
+    if (!existsSync(path)) fail(`--pkg ${spec}: ${path} does not exist (npm run build:ts builds js/dist)`);
+    return { name: spec.slice(0, eq), url: pathToFileURL(path).href };
+  });
 }
 
 /**

@@ -2,7 +2,14 @@
 // protocol) in Node workers, and the semaphore and barrier beside it.
 //
 //   bash scripts/build-wasm.sh && npm run build:ts
-//   node bench/wasm/rwlock.mjs [--quick] [--out DIR]
+//   node bench/wasm/rwlock.mjs [--quick] [--out DIR] [--pkg NAME=PATH ...]
+//        [--workers 2,4,8,16] [--rounds 5] [--only ID,...]
+//
+// --pkg: another build of the npm package (its js/dist/index.js), whose
+// rt.rwLock() runs beside this tree's in both policies, rounds interleaved
+// (e.g. the build before a change to the lock); repeatable. --workers,
+// --rounds: instead of the defaults; --only: just these peers (ids as in
+// the JSON file, `js-parklot-writers@NAME` for a --pkg build's).
 //
 // 1. Reader-writer locks, half the workers reading and half writing, short
 //    critical sections, 2 to 16 workers: inside wasm (the loop in
@@ -26,17 +33,24 @@
 // Writes DIR/wasm-node-rwlock.json and .md (DIR: bench/results); bench/run.mjs
 // renders the charts and, with native-rwlock.json, the combined rwlock.md.
 import { PoolWorker, SHARED_BYTES, fail, gatedRound, log, startPool, withTimeout } from './pool.mjs';
-import { loadWasm, packageRuntime, startRun, suiteArgs, writeResults } from './module.mjs';
+import { loadWasm, otherPackages, packageRuntime, startRun, suiteArgs, writeResults } from './module.mjs';
 import { startMultithreading } from './multithreading.mjs';
 import { checkRound, isWriter, jsVersion, permitsFor, prepareCells, taskOf } from './rwlock-rounds.mjs';
 import { report } from './rwlock-report.mjs';
 import { si } from './table.mjs';
 
-const { quick: QUICK, outDir: OUT_DIR } = suiteArgs();
+const args = suiteArgs({
+  pkg: { type: 'string', multiple: true },
+  workers: { type: 'string' },
+  rounds: { type: 'string' },
+  only: { type: 'string' },
+});
+const { quick: QUICK, outDir: OUT_DIR } = args;
+const ONLY = args.only?.split(',');
 
 const SETTINGS = {
-  workerCounts: QUICK ? [2, 4] : [2, 4, 8, 16],
-  rounds: QUICK ? 1 : 5,
+  workerCounts: args.workers ? args.workers.split(',').map(Number) : QUICK ? [2, 4] : [2, 4, 8, 16],
+  rounds: args.rounds ? Number(args.rounds) : QUICK ? 1 : 5,
   roundMs: QUICK ? 40 : 400, // each worker's running time per round
   warmupMs: QUICK ? 20 : 100, // one discarded round per peer, all workers
   // A round still running after this is a deadlock: a starved worker gets
@@ -52,11 +66,20 @@ const shared = new SharedArrayBuffer(SHARED_BYTES);
 
 const Runtime = await packageRuntime();
 const rt = await Runtime.create();
+// Each --pkg build with a Runtime of its own (its own module and memory).
+const others = [];
+for (const { name, url } of otherPackages(args.pkg)) {
+  const Other = await packageRuntime(url);
+  others.push({ name, url, rt: await Other.create() });
+}
 const maxWorkers = Math.max(...SETTINGS.workerCounts);
 const skipped = [];
 const mt = await startMultithreading(maxWorkers, 0, skipped, 'multithreading (npm) RwLock, Semaphore and Barrier');
 log(`wasm-node-rwlock: starting ${maxWorkers} workers`);
-const workerData = { module, memory, shared, glueUrl, packageUrl, packageHandle: rt.handle() };
+const workerData = {
+  module, memory, shared, glueUrl, packageUrl, packageHandle: rt.handle(),
+  otherPackages: others.map(({ name, url, rt: o }) => ({ name, url, handle: o.handle() })),
+};
 const pool = await startPool(maxWorkers, workerData, SETTINGS.roundTimeoutMs);
 const deadlocks = [];
 
@@ -96,16 +119,18 @@ function peers() {
       };
     },
   }));
-  const packageRw = ['prefer-writers', 'prefer-readers'].map((policy) => ({
-    id: `js-parklot-${policy.slice(7)}`, name: `parklot rt.rwLock(), ${policy} (npm, JS calls)`, layer: 'js', base: 'js-parklot-writers',
+  const builds = [{ name: null, rt }, ...others];
+  const packageRw = builds.flatMap(({ name, rt: buildRt }) => ['prefer-writers', 'prefer-readers'].map((policy) => ({
+    id: `js-parklot-${policy.slice(7)}${name ? `@${name}` : ''}`,
+    name: `parklot rt.rwLock(), ${policy} (npm, JS calls${name ? `, build ${name}` : ''})`, layer: 'js', base: 'js-parklot-writers',
     make() {
-      const l = rt.rwLock({ policy });
+      const l = buildRt.rwLock({ policy });
       return {
-        driver: { how: 'package', lockAddr: l.address }, version: () => jsVersion(shared),
+        driver: { how: 'package', lockAddr: l.address, ...(name ? { pkg: name } : {}) }, version: () => jsVersion(shared),
         free: () => l.state().held === 'free', state: () => JSON.stringify(l.state()),
       };
     },
-  }));
+  })));
   const mtPeer = (id, name, base) => ({ id, name, layer: 'js', base, how: 'multithreading' });
   return {
     rw: [...wasmRw, ...packageRw, mtPeer('js-mt', 'multithreading RwLock (npm, JS calls)', 'js-parklot-writers')],
@@ -165,12 +190,12 @@ async function round(exp, peer, n, ms, r) {
 
 const all = peers();
 const experiments = Object.keys(all);
-const live = (exp) => all[exp].filter((p) => p.how !== 'multithreading' || mt.available);
+const live = (exp) => all[exp].filter((p) => (p.how !== 'multithreading' || mt.available) && (!ONLY || ONLY.includes(p.id)));
 log(`wasm-node-rwlock: warm-up, ${SETTINGS.warmupMs} ms per peer with ${maxWorkers} workers`);
 for (const exp of experiments) for (const peer of live(exp)) await round(exp, peer, maxWorkers, SETTINGS.warmupMs, -1);
 
 const rounds = [];
-const total = SETTINGS.rounds * SETTINGS.workerCounts.length * experiments.reduce((s, e) => s + all[e].length, 0);
+const total = SETTINGS.rounds * SETTINGS.workerCounts.length * experiments.reduce((s, e) => s + live(e).length, 0);
 for (let r = 0; r < SETTINGS.rounds; r++) {
   for (const n of SETTINGS.workerCounts) {
     for (const exp of experiments) {
@@ -188,6 +213,7 @@ for (let r = 0; r < SETTINGS.rounds; r++) {
 await Promise.all(pool.map((w) => w.stop()));
 await mt.stop();
 rt.close();
+for (const o of others) o.rt.close();
 
 // -------------------------------------------------------------- output
 

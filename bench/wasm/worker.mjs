@@ -20,7 +20,7 @@ import { workerData, parentPort } from 'node:worker_threads';
 import { jsLock, jsUnlock } from './js-mutex.mjs';
 import { CELLS, loadMultithreading } from './pool.mjs';
 
-const { module, memory, shared, glueUrl, mutex, packageUrl, packageHandle, packageLockAddress, mt } = workerData;
+const { module, memory, shared, glueUrl, mutex, packageUrl, packageHandle, packageLockAddress, mt, otherPackages = [] } = workerData;
 let glue = null;
 let raw = null;
 if (module) {
@@ -36,6 +36,12 @@ if (packageHandle) {
   const { Runtime } = await import(packageUrl);
   packageRt = await Runtime.attach(packageHandle);
   if (packageLockAddress !== undefined) packageLock = packageRt.lockAt(packageLockAddress);
+}
+// Other builds of the package measured beside it (rwlock.mjs --pkg), by name.
+const otherRts = {};
+for (const { name, url, handle } of otherPackages) {
+  const { Runtime } = await import(url);
+  otherRts[name] = await Runtime.attach(handle);
 }
 // multithreading's Mutex for the lock rounds, and a Mutex, Condvar and flag
 // per ping-pong pair, each rebuilt from its buffer as the package's own
@@ -257,7 +263,7 @@ function pingPongTask({ how, side, wordAddr, pinger, roundTrips, samplesAddr, pa
  * A write moves the version at the data cell by 2 in two plain steps; a
  * read that sees it odd caught a writer inside (`torn`).
  */
-function rwTask({ how, kind, lockAddr, dataAddr, buffer, write, durationMs }) {
+function rwTask({ how, kind, lockAddr, dataAddr, buffer, write, durationMs, pkg }) {
   let torn = 0;
   const at = CELLS.RW_DATA / 8;
   const writeSection = () => {
@@ -279,7 +285,7 @@ function rwTask({ how, kind, lockAddr, dataAddr, buffer, write, durationMs }) {
     }
     case 'package': {
       // One call per read() / unlockRead(), as a web developer writes it.
-      const l = packageRt.rwLockAt(lockAddr);
+      const l = (pkg === undefined ? packageRt : otherRts[pkg]).rwLockAt(lockAddr);
       run = write
         ? (chunk) => { for (let k = 0; k < chunk; k++) { l.write(); writeSection(); l.unlockWrite(); } }
         : (chunk) => { for (let k = 0; k < chunk; k++) { l.read(); torn += f64[at] % 2; l.unlockRead(); } };
@@ -362,6 +368,7 @@ const TASKS = { lock: lockTask, 'ping-pong': pingPongTask, rw: rwTask, semaphore
 parentPort.on('message', (cmd) => {
   if (cmd.type === 'exit') {
     packageRt?.close();
+    for (const rt of Object.values(otherRts)) rt.close();
     raw?.__wbindgen_thread_destroy();
     parentPort.close();
     return;
