@@ -128,7 +128,14 @@ function grouped(rows, cells) {
   return out;
 }
 
-function markdown({ date, quick, machine, params: s, skipped, deadlocks = [] }, sum) {
+/** What the rows of other builds of the package (`--pkg`, peer ids `...@NAME`) are, or null if there are none. */
+function otherBuilds(peers) {
+  const names = [...new Set(Object.values(peers ?? {}).flat().map((p) => p.id.split('@')[1]).filter(Boolean))];
+  if (!names.length) return null;
+  return `Rows marked "build ${names.join('", "build ')}" ran another build of the npm package in the same rounds as this tree's, interleaved (\`node bench/wasm/rwlock.mjs --pkg NAME=PATH\`, PATH that build's js/dist/index.js).`;
+}
+
+function markdown({ date, quick, machine, params: s, skipped, deadlocks = [], peers }, sum) {
   const out = [];
   const p = (line = '') => out.push(line);
   p('# Experiment 6 in Node: reader-writer locks (seed 003), semaphores and barriers, wasm and JS workers');
@@ -136,6 +143,8 @@ function markdown({ date, quick, machine, params: s, skipped, deadlocks = [] }, 
   p(`${date}${quick ? ' (--quick: a smoke run, not a measurement)' : ''}. Machine: ${machine.cores} CPUs (${machine.cpu}), node ${machine.node} (V8 ${machine.v8}); load average at start ${machine.loadavg.map((x) => x.toFixed(2)).join(' ')}.`);
   p();
   p('Rerun: `bash scripts/build-wasm.sh && npm run build:ts && node bench/wasm/rwlock.mjs [--quick] [--out DIR]`.');
+  const builds = otherBuilds(peers);
+  if (builds) p(`\n${builds}`);
   for (const sk of skipped) p(`\n**Skipped: ${sk.peer}**: ${sk.reason}.`);
   p();
   if (deadlocks.length) {
@@ -217,6 +226,8 @@ export function combinedTable(native, node) {
   p(`Seed 003 ran 48 writers and 48 readers on 96 CPUs and reported the per-thread writer and reader locking rates in each preference; a 0 there is a starved side. Here: 2 to 16 threads on this 2-CPU machine (so 4 and up oversubscribe it), short critical sections, parklot beside every peer in each layer. Cells: operations per second per thread, the median over rounds of the slowest, mean and fastest thread of each side; "(worst round)" is the lowest slowest thread of any round. **slowest / mean**: the slowest thread of either side over the mean of all the lock's threads (100% is even; median over rounds, and the worst round). **starved**: in how many rounds a side had a thread under ${percent(STARVED_SHARE)} of that mean, next to nothing (seed 003's 0). Compare within a layer and a thread count: the layers ran at different times.`);
   p();
   p('Regenerate: `npm run bench` (all suites), or `node bench/run.mjs --render-only` from the JSON files: `native-rwlock.json` (`cargo run --release -p parklot-bench --bin rwlock`) and `wasm-node-rwlock.json` (`node bench/wasm/rwlock.mjs`).');
+  const builds = node && otherBuilds(node.peers);
+  if (builds) p(`\n${builds}`);
   for (const layer of layers) {
     p();
     p(`## ${layer.title}`);
