@@ -157,6 +157,35 @@ describe('a trap (a bug) in the wasm module', () => {
     rt.close();
   });
 
+  it("a reader-writer lock's acquisition stopped between its word and its hold's record poisons the runtime: nobody waits for ever for a lock no reaper releases", async () => {
+    // Stopped with the word taken and no record yet, the dead thread's
+    // hold was never released: every later writer waited for ever.
+    const rt = await Runtime.create();
+    const rw = rt.rwLock();
+    const gate = rt.alloc(4, 4);
+    const w = spawnWorker(rt, 'rwAcquireStopped', { rw: rw.address, gate });
+    await w.next('started');
+    const core = (lockModule as unknown as { lockCore(l: unknown): Core }).lockCore(rt.lock());
+    (core.glue as unknown as { arm_step_trap_for_test(step: number): void }).arm_step_trap_for_test(2);
+    try {
+      openGate(rt, gate);
+    } catch {
+      // The worker saw the gate open before the notify, and poisoned the runtime.
+    }
+    const taken = (await withTimeout(w.next('taken'), 3000, 'the stopped acquisition')) as string;
+    await w.worker.terminate();
+    await sleep(200); // reaped
+    let after: string;
+    try {
+      after = String(rw.writeFor(200)); // false for ever, if the hold was lost
+    } catch (e) {
+      after = String(e);
+    }
+    const poisoned = /^Error: parklot: this runtime is poisoned: (thread|worker) \d+ (trapped|was terminated) inside the runtime's lock bookkeeping/;
+    expect({ taken, after }).toEqual({ taken: expect.stringMatching(poisoned), after: expect.stringMatching(poisoned) });
+    rt.close();
+  });
+
   it('a poisoning ends the async waits queued behind a thread that will not be reaped: they reject with the poisoned error', async () => {
     // Before, such a wait (here, for a lock a worker holds) waited for ever:
     // the poisoned runtime reaps nobody, so its holder never lets go.

@@ -435,6 +435,24 @@ const tasks = {
    * passes the gate, releases it (a test armed a trap inside that release),
    * posts what the release threw as 'released', then never returns.
    */
+  /**
+   * Passes the gate, takes the write lock of the reader-writer lock at `rw`
+   * (a test armed a trap inside that acquisition), posts what it threw as
+   * 'taken', then never returns.
+   */
+  rwAcquireStopped(rt, { rw, gate }) {
+    const l = rt.rwLockAt(rw);
+    post('started');
+    passGate(rt, gate);
+    try {
+      l.write();
+      post('taken', 'returned');
+    } catch (e) {
+      post('taken', String(e));
+    }
+    sleep(1e9);
+  },
+
   rwReleaseStopped(rt, { rw, gate }) {
     const l = rt.rwLockAt(rw);
     l.write();

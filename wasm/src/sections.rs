@@ -16,7 +16,7 @@ pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
 /// A hold's record and its lock's word out of step: a `Lock`'s contended
 /// release, after this thread's record of holding it is gone and before its
 /// byte is released (lib.rs, `release`); and the poison's name for a thread
-/// stopped inside a reader-writer lock's release or downgrade
+/// stopped inside a reader-writer lock's acquisition, release or downgrade
 /// (`threads::begin_step`). A thread that dies there leaves a lock nobody holds
 /// and no reaper can release, or a record that makes its reaper release a
 /// lock another thread holds by then.
@@ -188,6 +188,8 @@ static ARMED_STEP: AtomicU32 = AtomicU32::new(0);
 pub(crate) enum Step {
     /// A RwLock's release, between its record and its word.
     RwRelease = 1,
+    /// A RwLock's acquisition, between its word and its record.
+    RwAcquire = 2,
 }
 
 /// Traps if a test armed `step` (and disarms it): one relaxed load where

@@ -127,13 +127,23 @@ fn may_wait_for(l: &RawRwLock, addr: u32, mode: u32) -> Result<(), u32> {
 
 /// Records that this thread took `mode` at `addr` and reports it:
 /// `acquired::OWNER_DIED` for a write lock whose last writer died holding it.
+///
+/// Inlined where the word was just taken, so that the step begins with no
+/// call in between (a call's prologue is where an engine stops a thread): a
+/// thread stopped before its record is written (the push may allocate)
+/// would leave a hold that no reaper releases, and its lock's waiters
+/// waiting for ever; stopped inside the step, it poisons the runtime.
+#[inline(always)]
 fn took(addr: u32, mode: u32) -> u32 {
+    let step = threads::begin_step();
+    sections::fault_point(sections::Step::RwAcquire);
     if mode == rw_mode::UPGRADE {
         threads::remove(Hold::Upgradable(addr));
     }
     if let Some(hold) = hold_of(mode, addr) {
         threads::add(hold);
     }
+    threads::end_step(step);
     let writes = mode == rw_mode::WRITE || mode == rw_mode::UPGRADE;
     if writes && owner_died::take(addr) {
         acquired::OWNER_DIED
@@ -144,6 +154,7 @@ fn took(addr: u32, mode: u32) -> u32 {
 
 /// [`took`] if `taken`, else `acquired::NO`, or `acquired::DEADLOCK` if
 /// deadlock detection refused the step (nothing held, nothing queued).
+#[inline(always)]
 fn took_if(taken: bool, addr: u32, mode: u32) -> u32 {
     if taken {
         took(addr, mode)
