@@ -16,7 +16,7 @@ import { Core } from '../../js/dist/core.js';
 import { Runtime } from '../../js/dist/index.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
 import * as lockModule from '../../js/dist/lock.js';
-import { openGate, sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
+import { sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
 
 const ROUNDS = 60;
 /** A round takes well under a second; this long without a line is a hang. */
@@ -124,17 +124,8 @@ describe('a trap (a bug) in the wasm module', () => {
     // runtime is poisoned instead, and says so to every caller.
     const rt = await Runtime.create();
     const rw = rt.rwLock();
-    const gate = rt.alloc(4, 4);
-    const w = spawnWorker(rt, 'rwReleaseStopped', { rw: rw.address, gate });
-    await w.next('held');
-    const core = (lockModule as unknown as { lockCore(l: unknown): Core }).lockCore(rt.lock());
-    (core.glue as unknown as { arm_step_trap_for_test(step: number): void }).arm_step_trap_for_test(1);
-    try {
-      openGate(rt, gate);
-    } catch {
-      // The worker saw the gate open before the notify, and poisoned the runtime.
-    }
-    const released = (await withTimeout(w.next('released'), 3000, 'the stopped release')) as string;
+    const w = spawnWorker(rt, 'rwStopped', { rw: rw.address, point: 1 });
+    const released = (await withTimeout(w.next('stopped'), 3000, 'the stopped release')) as string;
     // The stopped thread's write lock: never taken here (the fast paths
     // take no look at the poison, so this may return rather than throw).
     let taken: string;
@@ -162,17 +153,8 @@ describe('a trap (a bug) in the wasm module', () => {
     // hold was never released: every later writer waited for ever.
     const rt = await Runtime.create();
     const rw = rt.rwLock();
-    const gate = rt.alloc(4, 4);
-    const w = spawnWorker(rt, 'rwAcquireStopped', { rw: rw.address, gate });
-    await w.next('started');
-    const core = (lockModule as unknown as { lockCore(l: unknown): Core }).lockCore(rt.lock());
-    (core.glue as unknown as { arm_step_trap_for_test(step: number): void }).arm_step_trap_for_test(2);
-    try {
-      openGate(rt, gate);
-    } catch {
-      // The worker saw the gate open before the notify, and poisoned the runtime.
-    }
-    const taken = (await withTimeout(w.next('taken'), 3000, 'the stopped acquisition')) as string;
+    const w = spawnWorker(rt, 'rwStopped', { rw: rw.address, point: 2 });
+    const taken = (await withTimeout(w.next('stopped'), 3000, 'the stopped acquisition')) as string;
     await w.worker.terminate();
     await sleep(200); // reaped
     let after: string;

@@ -3,6 +3,7 @@
 // {type, value} messages on the way and {type: 'done', value} at the end.
 import { parentPort, workerData } from 'node:worker_threads';
 import { BrokenBarrierError, OncePoisonedError, Runtime } from '../../js/dist/index.js';
+import { lockCore } from '../../js/dist/lock.js';
 
 const { task, handle, mayBlock, ...args } = workerData;
 const post = (type, value) => parentPort.postMessage({ type, value });
@@ -12,6 +13,16 @@ const NO_CLOSE = Symbol('no close');
 /** Blocks this worker for `ms` (never on the runtime: a plain Atomics.wait). */
 function sleep(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Makes this thread trap at the next point `point` inside a step of the
+ * wasm module's lock bookkeeping (wasm/src/threads.rs, `StepPoint`), as a
+ * thread terminated there would stop: a test-only export, reached through
+ * the runtime's internals.
+ */
+function armStepTrap(rt, point) {
+  lockCore(rt.lock()).glue.arm_step_trap_for_test(point);
 }
 
 /** Waits on the start gate (an i32 in the runtime's memory) until it reads non-zero. */
@@ -436,33 +447,21 @@ const tasks = {
    * posts what the release threw as 'released', then never returns.
    */
   /**
-   * Passes the gate, takes the write lock of the reader-writer lock at `rw`
-   * (a test armed a trap inside that acquisition), posts what it threw as
-   * 'taken', then never returns.
+   * Takes the write lock of the reader-writer lock at `rw` and releases it,
+   * with a trap armed inside the step of one of the two (`point`: 2 the
+   * acquisition, 1 the release); posts what the stopped call threw as
+   * 'stopped', then never returns.
    */
-  rwAcquireStopped(rt, { rw, gate }) {
+  rwStopped(rt, { rw, point }) {
     const l = rt.rwLockAt(rw);
-    post('started');
-    passGate(rt, gate);
+    if (point === 1) l.write();
+    armStepTrap(rt, point);
     try {
-      l.write();
-      post('taken', 'returned');
+      if (point === 1) l.unlockWrite();
+      else l.write();
+      post('stopped', 'returned');
     } catch (e) {
-      post('taken', String(e));
-    }
-    sleep(1e9);
-  },
-
-  rwReleaseStopped(rt, { rw, gate }) {
-    const l = rt.rwLockAt(rw);
-    l.write();
-    post('held');
-    passGate(rt, gate);
-    try {
-      l.unlockWrite();
-      post('released', 'returned');
-    } catch (e) {
-      post('released', String(e));
+      post('stopped', String(e));
     }
     sleep(1e9);
   },

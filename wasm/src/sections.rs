@@ -4,7 +4,7 @@
 //! may hold the registry's); and the exports through which the JS glue
 //! reads and sets the poison.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use parklot::critical::{self, Section, EMBEDDER_SECTIONS};
 use parklot::WordLock;
 use wasm_bindgen::prelude::*;
@@ -174,38 +174,4 @@ pub fn thread_trapped(tag: u32) -> bool {
 pub fn trap_in_section_for_test() {
     critical::enter(TABLES);
     core::arch::wasm32::unreachable()
-}
-
-/// The step [`fault_point`] traps at next, once (0: none).
-static ARMED_STEP: AtomicU32 = AtomicU32::new(0);
-
-/// A step where a thread may stop between the two halves of a change that
-/// a reaper reads (a hold's record and its word), named so that a test can
-/// stop a thread there ([`arm_step_trap_for_test`]). A trap stands for a
-/// termination: both end the thread's call at that point.
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub(crate) enum Step {
-    /// A RwLock's release, between its record and its word.
-    RwRelease = 1,
-    /// A RwLock's acquisition, between its word and its record.
-    RwAcquire = 2,
-}
-
-/// Traps if a test armed `step` (and disarms it): one relaxed load where
-/// nothing is armed.
-#[inline(always)]
-pub(crate) fn fault_point(step: Step) {
-    if ARMED_STEP.load(Ordering::Relaxed) == step as u32
-        && ARMED_STEP.swap(0, Ordering::Relaxed) == step as u32
-    {
-        core::arch::wasm32::unreachable()
-    }
-}
-
-/// For the JS tests only: the next thread to pass step `step` (a
-/// [`Step`]) traps there, as one terminated there would stop.
-#[wasm_bindgen]
-pub fn arm_step_trap_for_test(step: u32) {
-    ARMED_STEP.store(step, Ordering::Relaxed);
 }

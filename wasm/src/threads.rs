@@ -50,6 +50,9 @@ struct Entry {
     /// runtime. Plain, as the rest: only the thread writes it, and others
     /// read it once the thread is gone.
     stepping: bool,
+    /// The [`StepPoint`] at which this thread traps next, once (0: none),
+    /// for the tests only ([`arm_step_trap_for_test`]).
+    armed_step: u32,
 }
 
 /// The `Lock`s a thread holds, by address: the one taken last in a field of
@@ -217,6 +220,7 @@ pub fn thread_register(tag: u32, tls_base: u32, stack_alloc: u32) {
         held: HeldLocks::new(),
         holds: Vec::new(),
         stepping: false,
+        armed_step: 0,
     }));
     ME.with(|me| me.set(entry));
     with_registry(|entries| entries.push(entry));
@@ -414,6 +418,40 @@ pub(crate) fn begin_step() -> Step {
 
 /// A step [`begin_step`] began: the thread's entry, or null.
 pub(crate) struct Step(*mut Entry);
+
+/// A point inside a step where a test may stop a thread, as a termination
+/// there would ([`arm_step_trap_for_test`]).
+#[derive(Clone, Copy)]
+#[repr(u32)]
+pub(crate) enum StepPoint {
+    /// A reader-writer lock's release, between its record and its word.
+    RwRelease = 1,
+    /// A reader-writer lock's acquisition, between its word and its record.
+    RwAcquire = 2,
+}
+
+impl Step {
+    /// Traps if this thread armed `point` (and disarms it): one load from
+    /// the thread's entry where nothing is armed (a load of a shared word
+    /// instead cost Bun about 1 ns a call).
+    #[inline(always)]
+    pub(crate) fn fault_point(&self, point: StepPoint) {
+        let me = self.0;
+        // SAFETY: as in `begin_step`: this thread's own entry, or null.
+        if !me.is_null() && unsafe { (*me).armed_step } == point as u32 {
+            // SAFETY: as above.
+            unsafe { (*me).armed_step = 0 };
+            core::arch::wasm32::unreachable()
+        }
+    }
+}
+
+/// For the JS tests only: the calling thread traps at the next
+/// [`StepPoint`] `point` it passes, as a thread terminated there would stop.
+#[wasm_bindgen]
+pub fn arm_step_trap_for_test(point: u32) {
+    with_me(|me| me.armed_step = point);
+}
 
 /// Ends the step [`begin_step`] began.
 #[inline(always)]

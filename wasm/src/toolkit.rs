@@ -9,7 +9,6 @@
 //! released when it is reaped. The semaphore's permits have no owner and are
 //! not recorded.
 
-use crate::sections;
 use crate::threads::{self, Hold};
 use crate::{acquired, at, diagnostics, owner_died, released, timeout, waiter_at};
 use parklot::parking_lot::AsyncWaiter;
@@ -136,7 +135,7 @@ fn may_wait_for(l: &RawRwLock, addr: u32, mode: u32) -> Result<(), u32> {
 #[inline(always)]
 fn took(addr: u32, mode: u32) -> u32 {
     let step = threads::begin_step();
-    sections::fault_point(sections::Step::RwAcquire);
+    step.fault_point(threads::StepPoint::RwAcquire);
     if mode == rw_mode::UPGRADE {
         threads::remove(Hold::Upgradable(addr));
     }
@@ -252,7 +251,7 @@ pub fn rwlock_release(addr: u32, mode: u32) -> u32 {
     // stopped in between, it poisons the runtime.
     let step = threads::begin_step();
     threads::remove(hold);
-    sections::fault_point(sections::Step::RwRelease);
+    step.fault_point(threads::StepPoint::RwRelease);
     let r = match mode {
         rw_mode::READ => l.checked_unlock_shared(),
         rw_mode::WRITE => l.checked_unlock_exclusive(),
