@@ -272,8 +272,9 @@ pub fn thread_unregister() -> u32 {
 /// Returns a [`reaped`] code.
 ///
 /// A thread that died inside one of the runtime's critical sections (the
-/// registry's, a table's, the ParkingLot's) is not reaped: that cannot be
-/// rolled back, so the runtime is poisoned instead (`sections.rs`). While
+/// registry's, a table's, the ParkingLot's) or inside a step between a
+/// hold's record and its lock's word ([`begin_step`]) is not reaped: that
+/// cannot be rolled back, so the runtime is poisoned instead (`sections.rs`). While
 /// another thread is inside a section, nothing is done (`reaped::BUSY`):
 /// that thread may be dead too, not yet reaped, and a reaper that waited
 /// for its section would wait for ever; call again a little later.

@@ -206,6 +206,9 @@ pub(crate) fn yield_now() {
 /// looping on one Lock through JS pulled the line back and forth and ran
 /// 20-22 million sections a second in Node (as the ten-line JS mutex did),
 /// 15-22 in Bun, against 51-56 and 85 with the pause (`bench/calls`, the
-/// 2-worker row; 4 and 8 workers unchanged within noise; shares even).
+/// 2-worker row; 4 and 8 workers unchanged within noise). The lock then
+/// stays longer with one worker: at 2 workers the min/max of their shares
+/// fell from 0.7-1.0 to 0.6-0.8, the slower one still faster than either
+/// before; and a spinner burns its CPU for longer before it parks.
 #[cfg(target_family = "wasm")]
 const WASM_YIELD_ITERATIONS: u32 = 2048;
