@@ -120,7 +120,7 @@ describe('a trap (a bug) in the wasm module', () => {
   it("a reader-writer lock's release stopped between its hold's record and its word poisons the runtime: a reaper never releases a write lock another thread took since", async () => {
     // Stopped with the word released and the record still there, the
     // reaper of the dead thread released the write lock again, by then
-    // another thread's: two writers at once. Stopped inside a section, the
+    // another thread's: two writers at once. Stopped inside the step, the
     // runtime is poisoned instead, and says so to every caller.
     const rt = await Runtime.create();
     const rw = rt.rwLock();
