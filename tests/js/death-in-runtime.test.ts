@@ -168,6 +168,33 @@ describe('a trap (a bug) in the wasm module', () => {
     rt.close();
   });
 
+  it.each([
+    ['release', 1],
+    ['acquisition', 2],
+  ])("a reader-writer lock's %s terminated (not trapped) inside its step poisons the runtime through the reaper", async (_, point) => {
+    // The trap tests above reach the poison through the trap handler; a
+    // worker terminated inside the step leaves no trap, and only its reaper,
+    // finding the thread's step unfinished, can say so. Without that check
+    // the reaper found no record (the release had removed it; the
+    // acquisition had not written it yet) and left the write lock held:
+    // every later writer waited for ever.
+    const rt = await Runtime.create();
+    const rw = rt.rwLock();
+    const w = spawnWorker(rt, 'rwStopped', { rw: rw.address, point, hang: true });
+    await withTimeout(w.next('stepping'), 3000, 'the worker at its step');
+    await sleep(300); // spinning inside the step
+    await w.worker.terminate();
+    await sleep(200); // reaped
+    let after: string;
+    try {
+      after = String(rw.writeFor(200)); // false for ever, if the hold was lost
+    } catch (e) {
+      after = String(e);
+    }
+    expect(after).toMatch(/^Error: parklot: this runtime is poisoned: worker \d+ was terminated inside the runtime's lock bookkeeping/);
+    rt.close();
+  });
+
   it('a poisoning ends the async waits queued behind a thread that will not be reaped: they reject with the poisoned error', async () => {
     // Before, such a wait (here, for a lock a worker holds) waited for ever:
     // the poisoned runtime reaps nobody, so its holder never lets go.

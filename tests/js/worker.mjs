@@ -442,20 +442,17 @@ const tasks = {
   },
 
   /**
-   * Takes the write lock of the reader-writer lock at `rw`, posts 'held',
-   * passes the gate, releases it (a test armed a trap inside that release),
-   * posts what the release threw as 'released', then never returns.
-   */
-  /**
    * Takes the write lock of the reader-writer lock at `rw` and releases it,
-   * with a trap armed inside the step of one of the two (`point`: 2 the
-   * acquisition, 1 the release); posts what the stopped call threw as
-   * 'stopped', then never returns.
+   * with the thread stopped inside the step of one of the two (`point`: 2
+   * the acquisition, 1 the release): by a trap, whose error it posts as
+   * 'stopped', or with `hang`, spinning there after it posts 'stepping'
+   * until the test terminates it. Never returns.
    */
-  rwStopped(rt, { rw, point }) {
+  rwStopped(rt, { rw, point, hang = false }) {
     const l = rt.rwLockAt(rw);
     if (point === 1) l.write();
-    armStepTrap(rt, point);
+    armStepTrap(rt, hang ? point + 0x100 : point);
+    if (hang) post('stepping');
     try {
       if (point === 1) l.unlockWrite();
       else l.write();

@@ -50,8 +50,9 @@ struct Entry {
     /// runtime. Plain, as the rest: only the thread writes it, and others
     /// read it once the thread is gone.
     stepping: bool,
-    /// The [`StepPoint`] at which this thread traps next, once (0: none),
-    /// for the tests only ([`arm_step_trap_for_test`]).
+    /// The [`StepPoint`] at which this thread traps next, once, or with
+    /// [`HANG_AT_POINT`] spins there until it is terminated (0: none), for
+    /// the tests only ([`arm_step_trap_for_test`]).
     armed_step: u32,
 }
 
@@ -431,24 +432,46 @@ pub(crate) enum StepPoint {
     RwAcquire = 2,
 }
 
+/// Added to a [`StepPoint`] armed by [`arm_step_trap_for_test`]: the thread
+/// spins at the point instead of trapping, so that a test can terminate it
+/// there (a real termination, which the reaper learns of from the thread's
+/// liveness signal, not the trap handler).
+const HANG_AT_POINT: u32 = 0x100;
+
 impl Step {
-    /// Traps if this thread armed `point` (and disarms it): one load from
-    /// the thread's entry where nothing is armed (a load of a shared word
-    /// instead cost Bun about 1 ns a call).
+    /// Traps, or spins for ever, if this thread armed `point`: one load
+    /// from the thread's entry where nothing is armed (a load of a shared
+    /// word instead cost Bun about 1 ns a call).
     #[inline(always)]
     pub(crate) fn fault_point(&self, point: StepPoint) {
         let me = self.0;
         // SAFETY: as in `begin_step`: this thread's own entry, or null.
-        if !me.is_null() && unsafe { (*me).armed_step } == point as u32 {
-            // SAFETY: as above.
-            unsafe { (*me).armed_step = 0 };
-            core::arch::wasm32::unreachable()
+        if !me.is_null() && unsafe { (*me).armed_step } & !HANG_AT_POINT == point as u32 {
+            stop_at_point(me)
         }
     }
 }
 
+/// [`Step::fault_point`] where the point was armed: disarms it, then traps,
+/// or spins until the engine terminates the thread (a wasm loop checks for
+/// termination at its back edge in the engines).
+#[cold]
+#[inline(never)]
+fn stop_at_point(me: *mut Entry) -> ! {
+    // SAFETY: this thread's own entry (`Step::fault_point`).
+    let armed = unsafe { core::mem::replace(&mut (*me).armed_step, 0) };
+    if armed & HANG_AT_POINT == 0 {
+        core::arch::wasm32::unreachable()
+    }
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
 /// For the JS tests only: the calling thread traps at the next
-/// [`StepPoint`] `point` it passes, as a thread terminated there would stop.
+/// [`StepPoint`] `point` it passes, as a thread terminated there would stop;
+/// with `point + 0x100` ([`HANG_AT_POINT`]) it spins there instead, until
+/// it is terminated.
 #[wasm_bindgen]
 pub fn arm_step_trap_for_test(point: u32) {
     with_me(|me| me.armed_step = point);
