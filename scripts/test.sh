@@ -143,15 +143,15 @@ run wasm-smoke bash scripts/deadline.sh 300 "wasm smoke test" node tests/wasm-sm
 step "npm package (TypeScript build, Vitest with worker_threads)"
 npm run --silent build:ts
 run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
-# Node's V8 takes Lock's and Semaphore's uncontended calls through wasm, as
-# V8 should (js/src/engine.ts, SWAP_IN_JS); JavaScriptCore takes them in JS.
-# The files that hold, nest, contend for and lose locks and permits (dead
-# holders, deaths inside the runtime, diagnostics) run again on the JS path,
-# which a preload selects in every process and worker of the run (about a
-# minute).
+# Node's V8 takes Lock's, RwLock's and Semaphore's uncontended calls through
+# wasm, as V8 should (js/src/engine.ts, SWAP_IN_JS); JavaScriptCore takes
+# them in JS. The files that hold, nest, contend for and lose locks and
+# permits (dead holders, deaths inside the runtime, diagnostics) run again on
+# the JS path, which a preload selects in every process and worker of the
+# run (about a minute).
 NODE_OPTIONS="--import=$PWD/tests/js/lock-path-js.mjs" \
   run js-lock-in-js bash scripts/deadline.sh 600 "Vitest suite (Lock in JS)" npx vitest run \
-  tests/js/{mutex,semaphore,terminate,blocked-reap,condition,diagnostics,errors,hostile,travel,death-in-runtime,kinds,async,abort}.test.ts
+  tests/js/{mutex,semaphore,rwlock,upgradable,terminate,blocked-reap,condition,diagnostics,errors,hostile,travel,death-in-runtime,kinds,async,abort}.test.ts
 
 step "the portable checks on Node 20, 22 and 24, Deno and Bun (both kinds of workers)"
 run runtimes bash scripts/deadline.sh 600 "runtime checks" node tests/runtimes/run.mjs

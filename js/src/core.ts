@@ -160,13 +160,17 @@ export class Core {
   /**
    * This thread's record of the `Lock`s it holds (wasm/src/threads.rs,
    * `HeldLocks`): `held[0]` the one taken last, or -1 (none); `held[1]`
-   * how many others. Lock's uncontended `lock()`/`unlock()` write `held[0]`
-   * themselves (lock.ts), so that a reaper finds what a dead thread held.
-   * Two words of the thread's registry entry, which stays where it is
-   * until the thread unregisters; before that and after, two words of
-   * nobody's (`held[0]` 0: no lock is at 0, and no fast path applies).
+   * how many others; `held[2]` one reader-writer lock hold taken in JS
+   * (its address plus 1 for a read, 2 for a write), or 0. Lock's and
+   * RwLock's uncontended calls write them themselves (lock.ts, rwlock.ts),
+   * so that a reaper finds what a dead thread held. Three words of the
+   * thread's registry entry, which stays where it is until the thread
+   * unregisters; before that and after, three words of nobody's (`NO_HOLDS`:
+   * no fast path applies).
    */
   held: Int32Array;
+  /** The count of reader-writer locks marked owner-died (wasm/src/owner_died.rs), read after RwLock's uncontended write in JS. Static data, as `diagMode`. */
+  readonly rwMarks: Uint32Array;
   readonly pool: WaiterPool;
   readonly keepAlive = new KeepAlive();
 
@@ -218,8 +222,9 @@ export class Core {
     this.#heapU32 = new Uint32Array(this.#heapBuffer);
     this.#poison = poisonView(raw, memory);
     this.diagMode = new Uint8Array(this.#heapBuffer, raw.diag_mode_address() >>> 0, 1);
+    this.rwMarks = new Uint32Array(this.#heapBuffer, raw.rwlock_marks_address() >>> 0, 1);
     const held = raw.thread_held_address() >>> 0;
-    this.held = held === 0 ? new Int32Array(2) : new Int32Array(this.#heapBuffer, held, 2);
+    this.held = held === 0 ? noHolds() : new Int32Array(this.#heapBuffer, held, 3);
     this.pool = new WaiterPool(glue, () => this.heap32());
     // The runtime's own memory: no public call may reach it (kinds.ts).
     this.#probe = glue.kind_alloc(Kind.Internal, 4, 4);
@@ -390,7 +395,7 @@ export class Core {
     if (this.closed) return;
     this.closed = true;
     this.canBlock = false;
-    this.held = new Int32Array(2); // the entry is freed below
+    this.held = noHolds(); // the entry is freed below
     // A poisoned runtime's memory is left as it is (its registry and queues
     // may be half-edited): only this thread's JS side lets go. Its pending
     // async waits end with the closed error (waiters.ts, `settle`).
@@ -453,6 +458,14 @@ export class Core {
     }
     return n;
   }
+}
+
+/**
+ * `Core.held` of a thread with no registry entry: no lock is at 0 and no
+ * reader-writer hold is -1, so neither Lock's nor RwLock's fast paths apply.
+ */
+function noHolds(): Int32Array {
+  return Int32Array.of(0, 0, -1);
 }
 
 /**

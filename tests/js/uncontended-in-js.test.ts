@@ -8,7 +8,7 @@
 import './lock-path-js.mjs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type Lock, OwnerDiedError, type Semaphore } from '../../js/dist/index.js';
+import { type Lock, OwnerDiedError, type RwLock, type Semaphore } from '../../js/dist/index.js';
 import type { Core } from '../../js/dist/core.js';
 import * as lockModule from '../../js/dist/lock.js';
 import { MAX_PERMITS } from '../../js/dist/semaphore.js';
@@ -245,5 +245,166 @@ describe('Semaphore: the uncontended path in JS', () => {
     await w.next('held');
     expect(sem.available()).toBe(0);
     await w.worker.terminate();
+  });
+});
+
+/** This thread's reader-writer hold recorded by JS (`Core.held[2]`): the lock's address plus 1 (read) or 2 (write), or 0. */
+function rwRecord(): number {
+  return (probe ??= lockCore(rt.lock()) as Core).held[2]!;
+}
+
+describe('RwLock: the uncontended path in JS', () => {
+  it('read/write, their releases, withRead/withWrite, the tries and timeouts of 0 never call wasm; the hold is recorded while held', () => {
+    const rw: RwLock = rt.rwLock();
+    const seen: number[] = [];
+    const calls = wasmCalls(() => {
+      for (let i = 0; i < 1000; i++) {
+        rw.read();
+        if (i === 0) seen.push(rwRecord());
+        rw.unlockRead();
+        rw.write();
+        if (i === 0) seen.push(rwRecord());
+        rw.unlockWrite();
+      }
+      rw.withRead(() => seen.push(rwRecord()));
+      rw.withWrite(() => seen.push(rwRecord()));
+      expect(rw.tryRead()).toBe(true);
+      rw.unlockRead();
+      expect(rw.tryWrite()).toBe(true);
+      rw.unlockWrite();
+      expect(rw.readFor(0)).toBe(true);
+      rw.unlockRead();
+      expect(rw.writeFor(0)).toBe(true);
+      rw.unlockWrite();
+    });
+    expect(calls).toEqual([]);
+    expect(seen).toEqual([rw.address + 1, rw.address + 2, rw.address + 1, rw.address + 2]);
+    expect(rwRecord()).toBe(0);
+    expect(rw.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
+  });
+
+  it('a second hold, a downgrade and the upgradable read go through wasm, and every release finds its record', () => {
+    const [a, b] = [rt.rwLock(), rt.rwLock()];
+    const calls = wasmCalls(() => {
+      a.read(); // JS
+      b.read(); // a second: wasm
+      a.read(); // again: wasm
+      expect(rwRecord()).toBe(a.address + 1);
+      a.unlockRead(); // the one JS recorded: JS
+      expect(rwRecord()).toBe(0);
+      a.unlockRead(); // wasm's
+      b.unlockRead(); // wasm's
+      b.write(); // JS
+      b.downgrade(); // wasm: the record JS made becomes a read in wasm's list
+      expect(rwRecord()).toBe(0);
+      b.unlockRead(); // wasm
+      a.upgradableRead(); // never in JS
+      a.unlockUpgradable();
+    });
+    expect(calls).toEqual([
+      'rwlock_acquire_for',
+      'rwlock_acquire_for',
+      'rwlock_release',
+      'rwlock_release',
+      'rwlock_downgrade',
+      'rwlock_release',
+      'rwlock_acquire_for',
+      'rwlock_release',
+    ]);
+    expect([a.state().held, b.state().held]).toEqual(['free', 'free']);
+  });
+
+  it('refuses what wasm refuses: a write while reading, a read while writing, releases of what is not held', () => {
+    const rw = rt.rwLock();
+    rw.read(); // JS
+    expect(outcome(() => rw.write())).toMatch(/^TypeError: parklot: RwLock.write\(\) would wait for this thread's own hold/);
+    expect(outcome(() => rw.unlockWrite())).toMatch(/^TypeError: parklot: RwLock.unlockWrite\(\)/);
+    rw.unlockRead();
+    expect(outcome(() => rw.unlockRead())).toMatch(/^TypeError: parklot: RwLock.unlockRead\(\)/);
+    rw.write(); // JS
+    expect(outcome(() => rw.read())).toMatch(/^TypeError: parklot: RwLock.read\(\) would wait for this thread's own hold/);
+    expect(outcome(() => rw.tryRead())).toBe('returned false');
+    expect(outcome(() => rw.unlockRead())).toMatch(/^TypeError: parklot: RwLock.unlockRead\(\)/);
+    rw.unlockWrite();
+    expect(rwRecord()).toBe(0);
+    rw.free();
+    expect(outcome(() => rw.read())).toMatch(/freed/);
+  });
+
+  it('a write or read taken in JS with a writer parked is released through wasm, which hands over or wakes it', async () => {
+    const rw = rt.rwLock();
+    rw.write(); // JS
+    const stop = rt.alloc(4, 4);
+    const other = spawn(rt, 'rwHoldUntilStop', { rw: rw.address, mode: 'write', stop }, JS_PATH);
+    await sleep(100); // parked by now
+    expect(wasmCalls(() => rw.unlockWrite())).toEqual(['rwlock_release']);
+    await other.next('held');
+    expect(rw.state().held).toBe('write');
+    openGate(rt, stop);
+    await other.done;
+    rw.read(); // JS
+    const writer = spawn(rt, 'rwPark', { rw: rw.address, write: true }, JS_PATH);
+    await writer.next('parking');
+    await sleep(100);
+    expect(wasmCalls(() => rw.unlockRead())).toEqual(['rwlock_release']);
+    await writer.done;
+    expect(rw.state().held).toBe('free');
+  });
+
+  it.each(['write', 'read'] as const)('a worker that took a %s in JS and was terminated: its hold is released (a write as owner-died)', async (mode) => {
+    const rw = rt.rwLock();
+    const stop = rt.alloc(4, 4);
+    const w = spawn(rt, 'rwHoldUntilStop', { rw: rw.address, mode, stop }, JS_PATH);
+    await w.next('held');
+    await w.worker.terminate();
+    // Asynchronously, so that a lost hold fails here (false) instead of blocking the test's thread.
+    const got = await rw.writeAsync(3000).then(String, (e: unknown) => (e instanceof OwnerDiedError ? 'owner-died' : String(e)));
+    expect(got).toBe(mode === 'write' ? 'owner-died' : 'true');
+    rw.unlockWrite();
+    // The mark is taken: the next write, in JS, is plain.
+    const calls = wasmCalls(() => {
+      rw.write();
+      rw.unlockWrite();
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('the owner-died mark reaches a write taken in JS', async () => {
+    const rw = rt.rwLock();
+    const stop = rt.alloc(4, 4);
+    const w = spawn(rt, 'rwHoldUntilStop', { rw: rw.address, mode: 'write', stop }, JS_PATH);
+    await w.next('held');
+    await w.worker.terminate();
+    const deadline = Date.now() + 3000;
+    while (rw.state().held !== 'free' && Date.now() < deadline) await sleep(5); // reaped
+    let thrown = '';
+    const calls = wasmCalls(() => {
+      try {
+        rw.write(); // JS: the word was free, a mark is set
+      } catch (e) {
+        thrown = e instanceof OwnerDiedError ? 'owner-died' : String(e);
+      }
+    });
+    expect({ thrown, calls }).toEqual({ thrown: 'owner-died', calls: ['rwlock_owner_died'] });
+    rw.unlockWrite();
+  });
+
+  it('4 workers, two on the JS path and two on the wasm path, reading and writing: no writer ever meets anyone, the count exact', async () => {
+    const rw = rt.rwLock();
+    const occupancy = rt.alloc(4, 4);
+    const counter = rt.alloc(8, 8);
+    const gate = rt.alloc(4, 4);
+    const iterations = 50_000;
+    const writeEvery = 3;
+    const workers = [JS_PATH, JS_PATH, undefined, undefined].map((argv) =>
+      spawn(rt, 'rwMix', { rw: rw.address, occupancy, counter, iterations, writeEvery, useAsync: false, gate }, argv),
+    );
+    await Promise.all(workers.map((w) => w.next('ready')));
+    openGate(rt, gate);
+    const results = (await allDone(workers, 60_000, 'the reader-writer workers')) as [number, number][];
+    expect(results.map(([violations]) => violations)).toEqual([0, 0, 0, 0]);
+    const writes = results.reduce((n, [, w]) => n + w, 0);
+    expect(rt.float64(counter)[0]).toBe(writes);
+    expect(rw.state()).toEqual({ held: 'free', readers: 0, upgradable: false });
   });
 });

@@ -450,6 +450,10 @@ const tasks = {
    */
   rwStopped(rt, { rw, point, hang = false }) {
     const l = rt.rwLockAt(rw);
+    // A read of another lock first: where RwLock's uncontended calls run in
+    // JS (js/src/engine.ts), they record one hold only, so the write below
+    // and its release go through wasm's steps, as they do elsewhere.
+    rt.rwLock().read();
     if (point === 1) l.write();
     armStepTrap(rt, hang ? point + 0x100 : point);
     if (hang) post('stepping');

@@ -240,8 +240,10 @@ pub fn lock(addr: u32) -> u32 {
 /// Inlined into the export wasm-bindgen wraps it in, as [`lock`] is: out of
 /// line, the export was a call more, which cost V8 1.1-1.3 ns a lock +
 /// unlock pair with [`unlock_seen`], all the diagnostics cost while off; a
-/// load and a branch of the mode byte cost nothing measurable.
+/// load and a branch of the mode byte cost nothing measurable. (The macro
+/// puts the attribute on the export too, where rustc ignores it.)
 #[wasm_bindgen]
+#[allow(unused_attributes)]
 #[inline(always)]
 pub fn lock_seen(addr: u32) -> u32 {
     lock_with(addr, Lock::try_lock)
@@ -381,6 +383,7 @@ pub fn unlock(addr: u32) -> u32 {
 /// [`unlock`] while diagnostics are on: the release reported. Inlined into
 /// its export, as [`lock_seen`] is.
 #[wasm_bindgen]
+#[allow(unused_attributes)]
 #[inline(always)]
 pub fn unlock_seen(addr: u32) -> u32 {
     release(addr, false, true)

@@ -48,6 +48,13 @@ pub(crate) fn mark(addr: u32) {
     });
 }
 
+/// The address of the count of marks, which JS reads after an uncontended
+/// write it took itself (js/src/rwlock.ts): only while it is not 0 does it
+/// ask wasm for the lock's mark (`rwlock_owner_died`).
+pub(crate) fn count_address() -> u32 {
+    MARKED.as_ptr() as u32
+}
+
 /// Takes the mark of the lock at `addr`: whether its last writer died
 /// holding it (the caller, which now holds the write lock, reports it).
 #[inline]

@@ -56,6 +56,15 @@ struct Entry {
     armed_step: u32,
 }
 
+impl Entry {
+    /// Every hold of the toolkit's: the one JS recorded, then `holds`.
+    fn all_holds(&self) -> impl Iterator<Item = Hold> + '_ {
+        JsRwHold::hold(self.held.rw)
+            .into_iter()
+            .chain(self.holds.iter().copied())
+    }
+}
+
 /// The `Lock`s a thread holds, by address: the one taken last in a field of
 /// its own, the others in a list. Most threads hold one lock at a time, so
 /// a lock's acquisition and release each read and write that one field.
@@ -65,10 +74,12 @@ struct Entry {
 ///
 /// JS writes `last` too: Lock's uncontended `lock()`/`unlock()` take and
 /// release the lock's byte in JS (js/src/lock.ts) and record the hold here,
-/// through a view of these two words ([`thread_held_address`]), when no
+/// through a view of these words ([`thread_held_address`]), when no
 /// other lock is held (`last` is [`HeldLocks::NONE`] to take, the lock's
-/// address and `others` 0 to release). Only the thread itself writes them;
-/// a reaper reads them after the thread is gone, as for the rest.
+/// address and `others` 0 to release). So do RwLock's uncontended reads and
+/// writes (js/src/rwlock.ts), in `rw`, while it is free. Only the thread
+/// itself writes them; a reaper reads them after the thread is gone, as for
+/// the rest.
 #[repr(C)]
 struct HeldLocks {
     /// One held lock, or [`HeldLocks::NONE`]: the one taken last, until a
@@ -76,8 +87,42 @@ struct HeldLocks {
     last: u32,
     /// `rest.len()`, where JS can read it. Offset 4.
     others: u32,
+    /// One reader-writer lock hold JS took, [`JsRwHold`]'s form of it (0:
+    /// none). Offset 8. The others are in the thread's `holds`; every
+    /// question about holds asks both ([`has`], [`holds_any`], [`remove`],
+    /// and the reaper).
+    rw: u32,
     /// The others, in no particular order.
     rest: Vec<u32>,
+}
+
+/// A reader-writer lock hold as JS records it in [`HeldLocks::rw`]: the
+/// lock's address (4-aligned, never 0) plus 1 for a read, 2 for a write.
+struct JsRwHold;
+
+impl JsRwHold {
+    const READ: u32 = 1;
+    const WRITE: u32 = 2;
+
+    /// The slot's form of `hold`; `None` for the holds JS does not take.
+    #[inline]
+    fn of(hold: Hold) -> Option<u32> {
+        match hold {
+            Hold::Read(a) => Some(a | Self::READ),
+            Hold::Write(a) => Some(a | Self::WRITE),
+            Hold::Upgradable(_) | Hold::OnceRun(_) => None,
+        }
+    }
+
+    /// The hold in the slot, if any.
+    #[inline]
+    fn hold(slot: u32) -> Option<Hold> {
+        match slot & 3 {
+            Self::READ => Some(Hold::Read(slot & !3)),
+            Self::WRITE => Some(Hold::Write(slot & !3)),
+            _ => None,
+        }
+    }
 }
 
 impl HeldLocks {
@@ -89,6 +134,7 @@ impl HeldLocks {
         HeldLocks {
             last: Self::NONE,
             others: 0,
+            rw: 0,
             rest: Vec::new(),
         }
     }
@@ -261,7 +307,7 @@ pub fn thread_unregister() -> u32 {
     // not used again: its runtime is closed. This stops counting it.
     unsafe { parking_lot::abandon_thread(entry.parking) };
     // SAFETY: the thread is closing: it will not use these holds again.
-    unsafe { release_holds(&entry.holds) };
+    unsafe { release_holds(entry.all_holds()) };
     release_held(&entry.held)
 }
 
@@ -319,7 +365,7 @@ pub fn thread_reap(tag: u32, out: u32) -> u32 {
         }
     }
     // SAFETY: the thread is gone, and its waits have left their queues above.
-    unsafe { release_holds(&entry.holds) };
+    unsafe { release_holds(entry.all_holds()) };
     release_held(&entry.held);
     sections::release(tag);
     let out = out as *mut u32;
@@ -359,8 +405,8 @@ fn release_held(held: &HeldLocks) -> u32 {
 ///
 /// # Safety
 /// The thread will never use them again, and none of its waits is queued.
-unsafe fn release_holds(holds: &[Hold]) {
-    for &hold in holds {
+unsafe fn release_holds(holds: impl Iterator<Item = Hold>) {
+    for hold in holds {
         // SAFETY (each arm): the thread's exports took this hold at an
         // address the JS wrapper checked, and it is still held.
         unsafe {
@@ -383,13 +429,13 @@ unsafe fn release_holds(holds: &[Hold]) {
 
 /// Whether this thread holds `hold`; `None` if it never registered.
 pub(crate) fn has(hold: Hold) -> Option<bool> {
-    with_me(|me| me.holds.contains(&hold))
+    with_me(|me| JsRwHold::of(hold) == Some(me.held.rw) || me.holds.contains(&hold))
 }
 
 /// Whether this thread holds anything of the reader-writer lock at `addr`
 /// for which `conflicts` says yes; `None` if it never registered.
 pub(crate) fn holds_any(conflicts: impl Fn(Hold) -> bool) -> Option<bool> {
-    with_me(|me| me.holds.iter().any(|&h| conflicts(h)))
+    with_me(|me| me.all_holds().any(conflicts))
 }
 
 /// Begins a change to one of this thread's `holds` and to its lock's word
@@ -501,7 +547,13 @@ pub(crate) fn add(hold: Hold) {
 /// This thread lets go of `hold` (one of them: reads may repeat); says
 /// whether it held it (`None` if it never registered).
 pub(crate) fn remove(hold: Hold) -> Option<bool> {
-    with_me(|me| forget_last(&mut me.holds, hold))
+    with_me(|me| {
+        if JsRwHold::of(hold) == Some(me.held.rw) {
+            me.held.rw = 0;
+            return true;
+        }
+        forget_last(&mut me.holds, hold)
+    })
 }
 
 /// Removes the last `item` from `list`; whether there was one.

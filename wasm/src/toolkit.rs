@@ -229,6 +229,21 @@ pub fn rwlock_acquire_for(addr: u32, mode: u32, timeout_ms: f64) -> u32 {
     took_if(taken, addr, mode)
 }
 
+/// The address of the count of owner-died marks (a u32, 0 while none is
+/// set; `owner_died.rs`), for JS's uncontended writes.
+#[wasm_bindgen]
+pub fn rwlock_marks_address() -> u32 {
+    owner_died::count_address()
+}
+
+/// For a write lock at `addr` this thread took in JS (js/src/rwlock.ts)
+/// while a mark was set: takes the lock's mark, if it has one. Whether its
+/// last writer died holding it (the caller reports `OWNER_DIED`).
+#[wasm_bindgen]
+pub fn rwlock_owner_died(addr: u32) -> bool {
+    owner_died::take(addr)
+}
+
 /// Releases `mode` (`READ`, `WRITE` or `UPGRADABLE`), held by this thread:
 /// `released::OK`, `NOT_LOCKED` (nobody holds it so) or `HELD_BY_ANOTHER`
 /// (another thread does); nothing changed but on `OK`.
