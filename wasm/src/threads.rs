@@ -429,7 +429,8 @@ unsafe fn release_holds(holds: impl Iterator<Item = Hold>) {
 
 /// Whether this thread holds `hold`; `None` if it never registered.
 pub(crate) fn has(hold: Hold) -> Option<bool> {
-    with_me(|me| JsRwHold::of(hold) == Some(me.held.rw) || me.holds.contains(&hold))
+    // The list first: where JS takes no holds (V8), the hold is there.
+    with_me(|me| me.holds.contains(&hold) || JsRwHold::of(hold) == Some(me.held.rw))
 }
 
 /// Whether this thread holds anything of the reader-writer lock at `addr`
@@ -547,12 +548,16 @@ pub(crate) fn add(hold: Hold) {
 /// This thread lets go of `hold` (one of them: reads may repeat); says
 /// whether it held it (`None` if it never registered).
 pub(crate) fn remove(hold: Hold) -> Option<bool> {
+    // The list first, as in `has`.
     with_me(|me| {
-        if JsRwHold::of(hold) == Some(me.held.rw) {
-            me.held.rw = 0;
+        if forget_last(&mut me.holds, hold) {
             return true;
         }
-        forget_last(&mut me.holds, hold)
+        let mine = JsRwHold::of(hold) == Some(me.held.rw);
+        if mine {
+            me.held.rw = 0;
+        }
+        mine
     })
 }
 
