@@ -436,7 +436,10 @@ pub(crate) fn has(hold: Hold) -> Option<bool> {
 /// Whether this thread holds anything of the reader-writer lock at `addr`
 /// for which `conflicts` says yes; `None` if it never registered.
 pub(crate) fn holds_any(conflicts: impl Fn(Hold) -> bool) -> Option<bool> {
-    with_me(|me| me.all_holds().any(conflicts))
+    // The list first, as in `has`.
+    with_me(|me| {
+        me.holds.iter().any(|&h| conflicts(h)) || JsRwHold::hold(me.held.rw).is_some_and(&conflicts)
+    })
 }
 
 /// Begins a change to one of this thread's `holds` and to its lock's word
