@@ -18,6 +18,16 @@ import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loade
 import * as lockModule from '../../js/dist/lock.js';
 import { sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
 
+/**
+ * Terminates `w`, then waits up to 3 s for the write lock of `rw`, without
+ * blocking this thread (whose event loop runs the reaper): what that
+ * resolved or rejected with (`false` if the dead thread's hold was lost).
+ */
+async function writeOnceReaped(w: { worker: { terminate(): Promise<unknown> } }, rw: { writeAsync(ms: number): Promise<boolean> }): Promise<string> {
+  await w.worker.terminate();
+  return rw.writeAsync(3000).then(String, (e: unknown) => String(e));
+}
+
 const ROUNDS = 60;
 /** A round takes well under a second; this long without a line is a hang. */
 const ROUND_SILENCE_MS = 20_000;
@@ -155,14 +165,7 @@ describe('a trap (a bug) in the wasm module', () => {
     const rw = rt.rwLock();
     const w = spawnWorker(rt, 'rwStopped', { rw: rw.address, point: 2 });
     const taken = (await withTimeout(w.next('stopped'), 3000, 'the stopped acquisition')) as string;
-    await w.worker.terminate();
-    await sleep(200); // reaped
-    let after: string;
-    try {
-      after = String(rw.writeFor(200)); // false for ever, if the hold was lost
-    } catch (e) {
-      after = String(e);
-    }
+    const after = await writeOnceReaped(w, rw);
     const poisoned = /^Error: parklot: this runtime is poisoned: (thread|worker) \d+ (trapped|was terminated) inside the runtime's lock bookkeeping/;
     expect({ taken, after }).toEqual({ taken: expect.stringMatching(poisoned), after: expect.stringMatching(poisoned) });
     rt.close();
@@ -183,14 +186,7 @@ describe('a trap (a bug) in the wasm module', () => {
     const w = spawnWorker(rt, 'rwStopped', { rw: rw.address, point, hang: true });
     await withTimeout(w.next('stepping'), 3000, 'the worker at its step');
     await sleep(300); // spinning inside the step
-    await w.worker.terminate();
-    await sleep(200); // reaped
-    let after: string;
-    try {
-      after = String(rw.writeFor(200)); // false for ever, if the hold was lost
-    } catch (e) {
-      after = String(e);
-    }
+    const after = await writeOnceReaped(w, rw);
     expect(after).toMatch(/^Error: parklot: this runtime is poisoned: worker \d+ was terminated inside the runtime's lock bookkeeping/);
     rt.close();
   });
