@@ -165,7 +165,7 @@ export class Core {
    * RwLock's uncontended calls write them themselves (lock.ts, rwlock.ts),
    * so that a reaper finds what a dead thread held. Three words of the
    * thread's registry entry, which stays where it is until the thread
-   * unregisters; before that and after, three words of nobody's (`NO_HOLDS`:
+   * unregisters; before that and after, three words of nobody's (`noHolds()`:
    * no fast path applies).
    */
   held: Int32Array;

@@ -386,8 +386,9 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
     // a test of `SWAP_IN_JS` written out in `#take` and `#release` cost V8
     // about 3 ns a write pair in Deno (34 against 31 ns before the JS path),
     // a call through these variables about 1 ns (32; part of it is wasm's
-    // look at the record JS keeps). JavaScriptCore ran the read pair in 9.5-9.8 ns
-    // with the test written out, 13.2-13.7 ns so (19 before).
+    // look at the record JS keeps). JavaScriptCore ran the read pair in
+    // 9.5-9.8 ns with the test written out, 9.5-13.7 ns so (the JIT's code
+    // varies between processes; 19 ns before the JS path).
     acquire = SWAP_IN_JS
       ? (lock, core, mode, timeout) => {
           const code = lock.#takeInJs(core, mode);
