@@ -20,6 +20,15 @@ fi
 
 WASM=wasm/target/wasm32-unknown-unknown/release/parklot_wasm.wasm
 OUT=js/wasm-pkg
+# std's own allocator must not be linked: it serves std's registrations of
+# thread-local destructors (which wasm never runs) behind a global lock that
+# a worker terminated inside it would leave held (runtime/src/sys/mod.rs,
+# `NoDestructor`). Its name is in the module's name section until wasm-bindgen
+# removes that section below.
+if grep -q -a 'dlmalloc' "$WASM"; then
+    echo "build-wasm: $WASM links std's dlmalloc: a thread-local with a destructor? (runtime/src/sys/mod.rs, NoDestructor)" >&2
+    exit 1
+fi
 if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.wasm" ]; then
     # Without the name section (function names for stack traces): about 28 KB
     # of the module. binaryen's wasm-opt is not used: version 132 saves only

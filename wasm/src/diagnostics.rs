@@ -12,6 +12,7 @@
 use crate::acquired;
 use core::cell::RefCell;
 use core::fmt::Write;
+use core::mem::ManuallyDrop;
 use parklot::deadlock::{self, Cycle, DeadlockError};
 use parklot::diagnostics;
 use parklot::lock_order::{self, LockOrderViolation};
@@ -40,7 +41,11 @@ const SITE_FRAMES: f64 = 64.0;
 
 std::thread_local! {
     /// The deadlock this thread's last refused acquisition would have closed.
-    static LAST: RefCell<Option<DeadlockError>> = const { RefCell::new(None) };
+    /// Without a destructor: std never runs one in wasm, and registering it
+    /// would allocate from std's dlmalloc, behind a global lock that a
+    /// worker terminated meanwhile would leave held.
+    static LAST: ManuallyDrop<RefCell<Option<DeadlockError>>> =
+        const { ManuallyDrop::new(RefCell::new(None)) };
 }
 
 /// Where the calling thread is, for lock-order reports: the JS stack that

@@ -16,6 +16,7 @@
 use super::{detecting, thread_id, Hold, Kind, ThreadInfo};
 use crate::critical::{SectionLock, DIAGNOSTICS};
 use crate::sync::thread_local;
+use crate::sys::{no_destructor, NoDestructor};
 use core::cell::{RefCell, UnsafeCell};
 use core::fmt;
 
@@ -194,12 +195,13 @@ impl Graph {
     }
 }
 
+// The two cells that own heap memory have no destructor in wasm (`NoDestructor`).
 thread_local! {
     /// Where the calling thread is, as its embedder said it
     /// ([`crate::lock_order::set_site`]): a JS stack.
-    static SITE: RefCell<Option<String>> = RefCell::new(None);
+    static SITE: NoDestructor<RefCell<Option<String>>> = no_destructor(RefCell::new(None));
     /// The deadlock this thread's last acquisition failed with.
-    static LAST: RefCell<Option<DeadlockError>> = RefCell::new(None);
+    static LAST: NoDestructor<RefCell<Option<DeadlockError>>> = no_destructor(RefCell::new(None));
     /// Whether this thread's waits may be refused now ([`unrefusable`]).
     static REFUSABLE: core::cell::Cell<bool> = core::cell::Cell::new(true);
 }

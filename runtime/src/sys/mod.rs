@@ -166,6 +166,27 @@ pub fn install_time_source(_now_ns: fn() -> u64) -> bool {
     false
 }
 
+/// A thread-local's value, without a destructor in wasm. std never runs
+/// thread-local destructors there (a wasm thread has no exit; its end is its
+/// reaping), and registering one allocates from std's own dlmalloc, behind a
+/// global lock that a worker terminated meanwhile would leave held for every
+/// thread that registers one after it (`heap.rs`); it also links dlmalloc
+/// into the module (8 KB). Elsewhere the value is dropped as usual.
+#[cfg(target_family = "wasm")]
+pub(crate) type NoDestructor<T> = core::mem::ManuallyDrop<T>;
+/// See the wasm definition: elsewhere, the value itself.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) type NoDestructor<T> = T;
+
+/// Makes a [`NoDestructor`].
+#[inline]
+pub(crate) const fn no_destructor<T>(value: T) -> NoDestructor<T> {
+    #[cfg(target_family = "wasm")]
+    return core::mem::ManuallyDrop::new(value);
+    #[cfg(not(target_family = "wasm"))]
+    value
+}
+
 /// Leaves the current call for good, because the runtime is poisoned
 /// (`critical.rs`): in wasm a trap, which unwinds to the JS glue; elsewhere
 /// a panic.
