@@ -16,6 +16,8 @@
 //   calls             node bench/calls/run.mjs [--quick] --out DIR (lock/unlock and withLock, RwLock's write
 //                     lock and a Semaphore of one permit, against a pure-JS mutex, in Node, Deno and Bun)
 //   wasm-chromium     node bench/browser/run.mjs [--quick] --out DIR
+//   wasm-firefox      node bench/browser/firefox.mjs [--quick] --out DIR (the lock arena in Firefox)
+//   wasm-webkit       node bench/browser/webkit.mjs [--quick] --out DIR (the lock arena in WebKitGTK)
 //   wasm-peers        node bench/browser/wasm-peers.mjs [--quick] --out DIR (Rust Mutexes for the web in
 //                     Chromium: parklot, wasm_sync, wasm_safe_mutex, std; the wasm app's build)
 // DIR is bench/results, or bench/results/quick with --quick (a smoke run of
@@ -97,6 +99,16 @@ const SUITES = [
     name: 'wasm-chromium',
     command: [process.execPath, 'bench/browser/run.mjs'],
     cannotRun: () => null, // exits with code 3 without Chromium or the built demo
+  },
+  {
+    name: 'wasm-firefox',
+    command: [process.execPath, 'bench/browser/firefox.mjs'],
+    cannotRun: () => null, // exits with code 3 without Firefox or the built demo
+  },
+  {
+    name: 'wasm-webkit',
+    command: [process.execPath, 'bench/browser/webkit.mjs'],
+    cannotRun: () => null, // exits with code 3 without WebKitWebDriver or the built demo
   },
   {
     name: 'wasm-peers',
@@ -191,7 +203,8 @@ function readme(outcomes, suites, started) {
   p();
   p('- `npm run bench`: every suite, full length (several minutes), into `bench/results/`.');
   p('- `npm run bench -- --quick`: the smoke run (about a minute), into `bench/results/quick/`.');
-  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/calls/run.mjs --out DIR [--pkg before=DIR/js/dist/index.js --pkg after=js/dist/index.js]`, `node bench/browser/run.mjs --out DIR`, `node bench/browser/wasm-peers.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
+  p('- One suite: `cargo run --release -p parklot-bench --bin suite -- --out DIR`, `cargo run --release -p parklot-bench --bin rwlock -- --out DIR`, `node bench/wasm/run.mjs --out DIR`, `node bench/wasm/rwlock.mjs --out DIR`, `node --expose-gc bench/node/run.mjs --out DIR`, `node bench/calls/run.mjs --out DIR [--pkg before=DIR/js/dist/index.js --pkg after=js/dist/index.js]`, `node bench/browser/run.mjs --out DIR`, `node bench/browser/firefox.mjs --out DIR`, `node bench/browser/webkit.mjs --out DIR`, `node bench/browser/wasm-peers.mjs --out DIR`; then `node bench/run.mjs --render-only --out DIR` redraws the charts, this file and `rwlock.md`.');
+  p('- One browser\'s suite, the demo pages built first: `npm run bench:chromium` (wasm-chromium: the lock arena and the wait/notify lab), `npm run bench:firefox` (wasm-firefox: the lock arena in Firefox ESR) or `npm run bench:webkit` (wasm-webkit: the lock arena in WebKitGTK); add `-- --quick` for the smoke, `-- --out DIR` to write elsewhere.');
   p('- Two builds of the wasm module against each other (a change to the Lock, say): `node bench/wasm/compare-builds.mjs A.wasm B.wasm`, each build in a process of its own, taking turns, rounds grouped by the line between the CPUs (bench/line-probe.mjs).');
   if (existsSync(join(OUT, 'rwlock.md'))) {
     p();

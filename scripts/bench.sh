@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run bench`: installs and builds what the benchmarks need (Rust, the
-# wasm module, the package and demo pages for the Chromium runs, Chromium and
-# Emscripten, the wasm app), then runs every suite (bench/run.mjs): native,
-# wasm in Node workers, wasm in Chromium workers, Rust peers in Chromium.
+# wasm module, the package and demo pages for the browser runs, Chromium,
+# Firefox, WebKitGTK and Emscripten, the wasm app), then runs every suite
+# (bench/run.mjs): native, wasm in Node workers, wasm in Chromium workers (and
+# the lock arena in Firefox's and WebKit's), Rust peers in Chromium.
 # Results, charts and tables go to bench/results/ (with --quick, a
 # one-minute smoke: bench/results/quick/).
 set -euo pipefail

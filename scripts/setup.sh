@@ -4,13 +4,14 @@
 #
 #   scripts/setup.sh run    Rust stable, nightly with wasm32, npm packages:
 #                           enough to build the wasm module and serve the demo
-#   scripts/setup.sh bench  also Chromium (browser runs) and Emscripten (the
-#                           C pthread_mutex_t peer)
+#   scripts/setup.sh bench  also the browsers (Chromium, Firefox ESR, and
+#                           WebKitGTK's WebDriver under Xvfb) and Emscripten
+#                           (the C pthread_mutex_t peer)
 #   scripts/setup.sh test   also clippy, rustfmt, Miri, the ARM64 target,
-#                           Debian's cross gcc and qemu-user, Node for arm64
-#                           (the addon's arm64 build is run on it), Firefox ESR, and
-#                           WebKitGTK's WebDriver under Xvfb (the demo's pages
-#                           and the package are tested in them too)
+#                           Debian's cross gcc and qemu-user, and Node for
+#                           arm64 (the addon's arm64 build is run on it); the
+#                           demo's pages and the package are tested in the
+#                           three browsers too
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -54,20 +55,20 @@ if [ "$mode" = test ]; then
   has_target "$STABLE" aarch64-unknown-linux-gnu || rustup target add --toolchain "$STABLE" aarch64-unknown-linux-gnu
 fi
 
-# Debian packages. bench and test: Chromium for the browser runs, Emscripten
-# for the C peer. test: Firefox, and a C compiler and qemu for the ARM64
-# build and tests, WebKitWebDriver (WebKitGTK, Safari's engine) and the
-# virtual X server it runs under.
+# Debian packages. bench and test: Chromium, Firefox, WebKitWebDriver
+# (WebKitGTK, Safari's engine) and the virtual X server it runs under for the
+# browser runs, Emscripten for the C peer. test: a C compiler and qemu for
+# the ARM64 build and tests.
 need=()
 if [ "$mode" != run ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)
+  command -v WebKitWebDriver >/dev/null 2>&1 || need+=(webkit2gtk-driver)
+  command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb xauth)
   command -v emcc >/dev/null 2>&1 || need+=(emscripten)
   command -v cc >/dev/null 2>&1 || need+=(gcc)
 fi
 if [ "$mode" = test ]; then
-  command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)
-  command -v WebKitWebDriver >/dev/null 2>&1 || need+=(webkit2gtk-driver)
-  command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb xauth)
   command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
   [ -e /usr/aarch64-linux-gnu/include/stdio.h ] || need+=(libc6-dev-arm64-cross)
   command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)

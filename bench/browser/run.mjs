@@ -1,10 +1,11 @@
 // parklot's wasm benchmark suite in Chromium ("wasm-chromium"): the demo's
 // own runners, driven headless. The lock arena (demo/src/arena-runner.ts)
 // runs 1 to 16 Web Workers on one lock in parklot's shared memory, each lock
-// in turn, rounds interleaved: the wasm module's locks, the pure-JS Atomics
-// mutex, the npm package's Lock, the multithreading package's Mutex, V8's
-// Atomics.Mutex (in a second Chromium with --js-flags=--harmony-struct) and,
-// after them in each round, Emscripten's pthread_mutex_t (emscripten.mjs).
+// in turn, rounds interleaved (arena.mjs, shared with Firefox's suite,
+// firefox.mjs): the wasm module's locks, the pure-JS Atomics mutex, the npm
+// package's Lock, the multithreading package's Mutex, V8's Atomics.Mutex
+// (in a second Chromium with --js-flags=--harmony-struct) and, after them in
+// each round, Emscripten's pthread_mutex_t (emscripten.mjs).
 // The wait/notify lab (demo/src/lab.ts) times wake ping-pong (two workers,
 // where the scheduler puts them and pinned a CPU each, and four pairs at
 // once: oversubscribed) and
@@ -21,26 +22,15 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { CHROMIUM, launchBrowser, startServer } from '../../tests/browser/chromium.mjs';
 import { startEmscriptenPeer } from './emscripten.mjs';
-import { SLOW_LINE_NS, lineNote, lineRows, lineSplitText, startLineProbe, twoWorkersByLine } from '../line-probe.mjs';
+import { MULTITHREADING_VERSION, QUICK_LOCKS, ROUND_TIMEOUT_MS, arenaConfigs, arenaLocks, arenaMethod, arenaReport, arenaSettings, goalsLines, logger, openArena, recordErrors, runArenaRounds, skipUnlessReady, suiteArgs, withTimeout } from './arena.mjs';
 import { markdownTable, quantile, si, spread } from '../wasm/table.mjs';
 
-const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } },
-});
-const QUICK = args.quick;
-const OUT_DIR = (args.out ?? fileURLToPath(new URL('../results/', import.meta.url))).replace(/\/$/, '');
+const { quick: QUICK, outDir: OUT_DIR } = suiteArgs();
 
 const SETTINGS = {
-  workerCounts: QUICK ? [1, 2, 4] : [1, 2, 4, 8, 16],
-  work: 1, // add-and-multiply steps per critical section (seed 000's microcontention)
-  rounds: QUICK ? 2 : 5,
-  roundMs: QUICK ? 150 : 500,
-  // parklot::Lock once more at 4 workers, with the page's main thread taking part through lockAsync.
-  mainThreadWorkers: 4,
+  ...arenaSettings(QUICK), // the lock arena's rounds, the same in Firefox (firefox.mjs)
   // Emscripten's pthread_mutex_t: one page per round, warmed up first with the most threads.
   emscriptenWarmupMs: QUICK ? 50 : 200,
   // The lab's rounds: each runs the ping-pong, then the wake-ups, for
@@ -53,42 +43,12 @@ const SETTINGS = {
   // Then, per lab round, each ping-pong through one side alone for
   // cpuSeconds, with the browser's CPU time read around it.
   cpuSeconds: QUICK ? 1 : 2,
-  roundTimeoutMs: 30_000,
+  roundTimeoutMs: ROUND_TIMEOUT_MS,
 };
-/** In --quick, a few locks stand for all: the smoke checks the plumbing, not the numbers. */
-const QUICK_LOCKS = ['parklot::Lock', 'std::sync::Mutex', 'pure-JS Atomics mutex', 'parklot Lock via the npm package (JS loop)', 'multithreading Mutex (npm, JS loop)', 'V8 Atomics.Mutex (JS loop)'];
 
-/** The `multithreading` package the demo bundles (package-lock.json pins it). */
-const MULTITHREADING_VERSION = JSON.parse(readFileSync(new URL('../../node_modules/multithreading/package.json', import.meta.url), 'utf8')).version;
+const { log, fail } = logger('chromium');
 
-const log = (msg) => process.stderr.write(`[chromium] ${msg}\n`);
-
-function fail(msg) {
-  log(`FAIL: ${msg}`);
-  process.exit(1);
-}
-
-async function withTimeout(promise, ms, what) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s: a deadlock?`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-// Exit code 3 tells bench/run.mjs this suite cannot run here (its last line says why).
-if (!existsSync(CHROMIUM)) {
-  log(`skipped: no Chromium at ${CHROMIUM} (scripts/setup.sh bench installs it; PARKLOT_CHROMIUM names another)`);
-  process.exit(3);
-}
-if (!existsSync(fileURLToPath(new URL('../../demo/dist/arena.html', import.meta.url)))) {
-  log('skipped: demo/dist is not built (npm run build:demo)');
-  process.exit(3);
-}
+skipUnlessReady(log, 'Chromium', CHROMIUM, 'scripts/setup.sh bench installs it; PARKLOT_CHROMIUM names another');
 
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = (() => {
@@ -233,74 +193,41 @@ try {
   if (emscripten.skipped) skipped.push({ peer: EMSCRIPTEN, reason: emscripten.skipped });
   const page = await browser.context.newPage();
   const pageErrors = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
-  await page.goto(`${server.url}arena.html`);
-  await page.waitForSelector('#result[data-state=idle]', { timeout: 30_000 });
+  recordErrors(page, pageErrors);
+  await openArena(page, server.url);
   const browserVersion = browser.context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent));
-  const peers = await page.evaluate(() => window.parklotArena.arena.peers);
-  const [jsMutex, jsPackage, jsMultithreading] = await page.evaluate(() => [window.parklotArena.JS_MUTEX, window.parklotArena.JS_PACKAGE, window.parklotArena.JS_MULTITHREADING]);
-  let locks = [
-    ...peers.map((name, peer) => ({ name, peer })),
-    { name: 'pure-JS Atomics mutex', peer: jsMutex },
-    { name: 'parklot Lock via the npm package (JS loop)', peer: jsPackage },
-    { name: 'multithreading Mutex (npm, JS loop)', peer: jsMultithreading },
-  ].map((l) => ({ ...l, page }));
+  let locks = (await arenaLocks(page)).map((l) => ({ ...l, page }));
   const v8Page = await v8Browser.context.newPage();
-  v8Page.on('pageerror', (e) => pageErrors.push(e.message));
-  v8Page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
-  await v8Page.goto(`${server.url}arena.html`);
-  await v8Page.waitForSelector('#result[data-state=idle]', { timeout: 30_000 });
+  recordErrors(v8Page, pageErrors);
+  await openArena(v8Page, server.url);
   const [hasV8Mutex, jsV8Mutex] = await v8Page.evaluate(() => [window.parklotArena.arena.hasV8Mutex, window.parklotArena.JS_V8_MUTEX]);
   if (hasV8Mutex) locks.push({ name: 'V8 Atomics.Mutex (JS loop)', peer: jsV8Mutex, page: v8Page });
   else skipped.push({ peer: 'V8 Atomics.Mutex', reason: `Chromium ${browserVersion} has no Atomics.Mutex under --js-flags=--harmony-struct` });
   if (QUICK) locks = locks.filter((l) => QUICK_LOCKS.includes(l.name));
-  const parklot = locks.find((l) => l.name === 'parklot::Lock') ?? fail('the arena offers no parklot::Lock');
+  const configs = arenaConfigs(locks, SETTINGS, fail);
 
-  const configs = [];
-  for (const workers of SETTINGS.workerCounts) {
-    for (const lock of locks) configs.push({ lock: lock.name, workers, peer: lock.peer, mainThread: false, page: lock.page });
-  }
-  configs.push({ lock: 'parklot::Lock + main thread (lockAsync)', workers: SETTINGS.mainThreadWorkers, peer: parklot.peer, mainThread: true, page });
-
-  // Rounds interleave every configuration: A B C ..., A B C ...
-  const rounds = [];
-  const lineProbe = await startLineProbe();
-  for (let round = 0; round < SETTINGS.rounds; round++) {
-    for (const c of configs) {
-      const config = { workers: c.workers, peer: c.peer, work: SETTINGS.work, mainThread: c.mainThread };
-      const lineNs = lineProbe.measure();
-      const r = await withTimeout(
-        c.page.evaluate(([config, ms]) => window.parklotArena.arena.run(config, ms), [config, SETTINGS.roundMs]),
-        SETTINGS.roundTimeoutMs,
-        `${c.lock} with ${c.workers} workers`,
-      );
-      if (!r.exact) fail(`${c.lock}, ${c.workers} workers: counter ${r.counter} != ${r.expected} acquisitions (lost updates)`);
-      rounds.push({ round, lock: c.lock, workers: c.workers, mainThread: c.mainThread, ms: r.ms, rate: r.rate, perWorker: r.perWorker, main: r.main, counter: r.counter, lineNs });
-      log(`round ${round + 1}/${SETTINGS.rounds}, ${c.workers} workers, ${c.lock}: ${si(r.rate)}/s, counter exact${lineNs === null ? '' : ` (line ${lineNs.toFixed(0)} ns)`}`);
-    }
-    if (!emscripten.skipped) {
-      const lineNs = lineProbe.measure();
-      const batch = await emscripten
-        .run({
-          durationMs: SETTINGS.roundMs,
-          work: SETTINGS.work,
-          warmupMs: SETTINGS.emscriptenWarmupMs,
-          threadCounts: SETTINGS.workerCounts,
-          timeoutMs: SETTINGS.roundTimeoutMs + SETTINGS.workerCounts.length * SETTINGS.roundMs,
-        })
-        .catch((e) => fail(`${EMSCRIPTEN}: ${e.message}`));
-      for (const b of batch) {
-        const acquisitions = b.counts.reduce((x, y) => x + y, 0);
-        if (b.counter !== acquisitions) fail(`${EMSCRIPTEN}, ${b.threads} threads: counter ${b.counter} != ${acquisitions} acquisitions (lost updates)`);
-        const ms = Math.max(...b.endMs) - Math.min(...b.startMs);
-        const rate = (acquisitions / ms) * 1000;
-        rounds.push({ round, lock: EMSCRIPTEN, workers: b.threads, mainThread: false, ms, rate, perWorker: b.counts, main: 0, counter: b.counter, lineNs });
-        log(`round ${round + 1}/${SETTINGS.rounds}, ${b.threads} threads, ${EMSCRIPTEN}: ${si(rate)}/s, counter exact`);
-      }
-    }
-  }
-  await lineProbe.stop();
+  // Rounds interleave every configuration: A B C ..., A B C ...; Emscripten's batch ends each round.
+  const rounds = await runArenaRounds(configs, SETTINGS, { log, fail }, async (round, lineProbe) => {
+    if (emscripten.skipped) return [];
+    const lineNs = lineProbe.measure();
+    const batch = await emscripten
+      .run({
+        durationMs: SETTINGS.roundMs,
+        work: SETTINGS.work,
+        warmupMs: SETTINGS.emscriptenWarmupMs,
+        threadCounts: SETTINGS.workerCounts,
+        timeoutMs: SETTINGS.roundTimeoutMs + SETTINGS.workerCounts.length * SETTINGS.roundMs,
+      })
+      .catch((e) => fail(`${EMSCRIPTEN}: ${e.message}`));
+    return batch.map((b) => {
+      const acquisitions = b.counts.reduce((x, y) => x + y, 0);
+      if (b.counter !== acquisitions) fail(`${EMSCRIPTEN}, ${b.threads} threads: counter ${b.counter} != ${acquisitions} acquisitions (lost updates)`);
+      const ms = Math.max(...b.endMs) - Math.min(...b.startMs);
+      const rate = (acquisitions / ms) * 1000;
+      log(`round ${round + 1}/${SETTINGS.rounds}, ${b.threads} threads, ${EMSCRIPTEN}: ${si(rate)}/s, counter exact`);
+      return { round, lock: EMSCRIPTEN, workers: b.threads, mainThread: false, ms, rate, perWorker: b.counts, main: 0, counter: b.counter, lineNs };
+    });
+  });
   if (!emscripten.skipped) {
     for (const workers of SETTINGS.workerCounts) configs.push({ lock: EMSCRIPTEN, workers, mainThread: false });
   }
@@ -401,74 +328,8 @@ try {
 
 // ------------------------------------------------------------------ report
 
-const tput = [];
-for (const c of results.experiments.throughput.configs) {
-  const rs = results.experiments.throughput.rounds.filter((r) => r.lock === c.lock && r.workers === c.workers);
-  const rate = spread(rs.map((r) => r.rate));
-  const fairness = spread(rs.map((r) => Math.min(...r.perWorker) / Math.max(...r.perWorker)));
-  const mainShare = c.mainThread ? spread(rs.map((r) => r.main / (r.main + r.perWorker.reduce((a, b) => a + b, 0)))) : null;
-  tput.push({ ...c, rate, fairness, mainShare });
-}
-const at = (lock, n) => tput.find((t) => t.lock === lock && t.workers === n && !t.mainThread);
-const base = (n) => at('parklot::Lock', n)?.rate.median;
-/**
- * A goal's verdict from its rows' ratios, as the Node and native suites give
- * it: met if every row meets `goal`; "within noise" if every row that falls
- * short is noise (its best round reaches `goal` against the peer's worst).
- */
-function verdict(rows, goal) {
-  if (!rows.length) return null;
-  const short = rows.filter(([, a, b]) => a.median / b.median < goal);
-  if (!short.length) return true;
-  return short.every(([, a, b]) => a.max >= b.min * goal) ? 'within noise' : false;
-}
-
-/**
- * "Nw 1.23x, ..." for ours/theirs (by `of`: 'rate' or 'fairness') at every
- * worker count from `from` that both ran, and whether each is at least
- * `goal`; "(noise)" marks a miss whose min–max ranges overlap the goal's.
- */
-function ratios(ours, theirs, goal, of = 'rate', from = 1) {
-  const rows = SETTINGS.workerCounts.filter((n) => n >= from).map((n) => [n, at(ours, n)?.[of], at(theirs, n)?.[of]]).filter(([, a, b]) => a && b);
-  const text = rows.map(([n, a, b]) => {
-    const r = a.median / b.median;
-    return `${n}w ${r.toFixed(2)}x${r < goal && a.max >= b.min * goal ? ' (noise)' : ''}`;
-  });
-  if (!rows.length) return { text: 'not run', met: null };
-  return { text: text.join(', '), met: verdict(rows, goal) };
-}
-/**
- * Seed 000's open question (take the best of ThunderLock and CascadeLock into
- * WTF::Lock), answered by measurement: parklot::Lock against the better of
- * the two at each contended count, "(noise)" where the ranges overlap.
- */
-function againstToys() {
-  const rows = SETTINGS.workerCounts.filter((n) => n >= 2).map((n) => {
-    const [toy, theirs] = ['ThunderLock', 'CascadeLock'].map((l) => [l, at(l, n)?.rate]).filter(([, r]) => r).sort((a, b) => b[1].median - a[1].median)[0] ?? [];
-    return [n, at('parklot::Lock', n)?.rate, toy, theirs];
-  }).filter(([, a, , b]) => a && b);
-  const text = rows.map(([n, a, toy, b]) => `${n}w ${(a.median / b.median).toFixed(2)}x ${toy}${a.median < b.median && a.max >= b.min ? ' (noise)' : ''}`);
-  if (!rows.length) return { text: 'not run', met: null };
-  return { text: text.join(', '), met: verdict(rows.map(([n, a, , b]) => [n, a, b]), 1) };
-}
-/** The 2-worker rounds by the line probe before each (bench/line-probe.mjs). */
-const lineSplit = twoWorkersByLine(results.experiments.throughput.rounds, (r) => r.lock, (r) => r.rate);
-
-/** With a line probe before every round: the 2-worker rows by the state it said. */
-function lineLines() {
-  if (!Object.keys(lineSplit.byLock).length) return [];
-  return [
-    '### Two workers by the line between the CPUs',
-    '',
-    markdownTable(
-      [{ title: 'lock', left: true }, { title: `fast line (≤ ${SLOW_LINE_NS} ns): median acq/s (rounds)` }, { title: 'slow line: median acq/s (rounds)' }],
-      lineRows(lineSplit, (id) => id, si),
-    ),
-    '',
-    `${lineNote(lineSplit)} Emscripten's rows take the probe before its batch of every worker count.`,
-    '',
-  ];
-}
+const report = arenaReport(results.experiments.throughput, SETTINGS.workerCounts);
+const { tput } = report;
 
 const labStats = Object.fromEntries(Object.entries(labSamples).map(([k, v]) => [k, sampleStats(v)]));
 /** The median over the lab's rounds of `ratio(round)`, with its range, as text: "1.23x (0.98–1.40x)". */
@@ -483,9 +344,6 @@ const LAB_AXIS = { ping: 'worker ping-pong round trip', pinned: 'the same, a CPU
 
 /** The goals this suite measures, each against its peer in the same run. */
 function goalLines() {
-  const pkg = 'parklot Lock via the npm package (JS loop)';
-  const js = 'pure-JS Atomics mutex';
-  const mt = 'multithreading Mutex (npm, JS loop)';
   const ping = overRounds((r) => r['ping-native'].mean / r['ping-parklot'].mean);
   const many = `ping${2 * SETTINGS.oversubscribedPairs}`;
   const pingMany = overRounds((r) => r[`${many}-native`].mean / r[`${many}-parklot`].mean);
@@ -501,7 +359,6 @@ function goalLines() {
     const r = qs.map((q) => [q, overRounds((round) => round[`${which}-parklot`][q] / round[`${which}-native`][q])]);
     return { text: r.map(([q, x]) => `${q} ${x.text}`).join(', '), met: r.every(([, x]) => x.median <= 1) };
   };
-  const withLineSplit = (r, theirs) => ({ ...r, text: r.text + lineSplitText(lineSplit, 'parklot::Lock', theirs) });
   const goals = [
     pinned
       ? [
@@ -516,26 +373,12 @@ function goalLines() {
     ['page thread woken through waitAsync ≤ 1.0x the engine, timed from before the notify call', wake('main', ['median', 'p99'])],
     ['the same, timed from the notify call\'s return (the page\'s side alone)', wake('after', ['median', 'p99'])],
     ['wake ping-pong under a lock + condition: parklot\'s Lock + Condition (npm package) no slower than `multithreading`\'s Mutex + Condvar (mean)', { text: `multithreading/parklot ${cond.text}; all rounds' samples ${us(labStats['cond-parklot'].mean)} / ${us(labStats['cond-multithreading'].mean)} µs${cpu([['cond-parklot', 'parklot'], ['cond-multithreading', 'multithreading']])}`, met: cond.median >= 1 }],
-    ['parklot::Lock ≥ 1x std::sync::Mutex in the same module', withLineSplit(ratios('parklot::Lock', 'std::sync::Mutex', 1), ['std::sync::Mutex'])],
-    ['parklot::Lock ≥ 1x the better of seed 000\'s ThunderLock and CascadeLock, contended', withLineSplit(againstToys(), ['ThunderLock', 'CascadeLock'])],
-    ['parklot::Lock ≥ 1.5x the pure-JS Atomics mutex', ratios('parklot::Lock', js, 1.5)],
-    ['parklot::Lock ≥ 2x V8 Atomics.Mutex', ratios('parklot::Lock', 'V8 Atomics.Mutex (JS loop)', 2)],
-    ['parklot::Lock ≥ 1x Emscripten\'s pthread_mutex_t', ratios('parklot::Lock', EMSCRIPTEN, 1)],
-    ['parklot::Lock ≥ 5x `multithreading`\'s Mutex (npm)', ratios('parklot::Lock', mt, 5)],
-    ['parklot Lock via the npm package ≥ 1.2x `multithreading`\'s Mutex, both from a JS loop', ratios(pkg, mt, 1.2)],
-    ['parklot Lock via the npm package ≥ 1.2x the pure-JS Atomics mutex, both from a JS loop', ratios(pkg, js, 1.2)],
-    ['its fairness (least/most lucky worker, median) ≥ the pure-JS mutex\'s', ratios(pkg, js, 1, 'fairness', 2)],
+    ...report.goals([
+      ['parklot::Lock ≥ 2x V8 Atomics.Mutex', 'V8 Atomics.Mutex (JS loop)', 2],
+      ['parklot::Lock ≥ 1x Emscripten\'s pthread_mutex_t', EMSCRIPTEN, 1],
+    ]),
   ];
-  if (goals.every(([, r]) => r.text === 'not run')) return [];
-  return [
-    '## Goals',
-    '',
-    markdownTable(
-      [{ title: 'goal', left: true }, { title: 'measured (ours / theirs)', left: true }, { title: 'met', left: true }],
-      goals.map(([goal, r]) => [goal, r.text, r.met === null ? 'n/a' : r.met === true ? 'yes' : r.met || '**no**']),
-    ),
-    '',
-  ];
+  return goalsLines(goals);
 }
 
 /** The CPU time per round trip, each side's ping-pong run alone: median and range over the lab's rounds. */
@@ -562,26 +405,12 @@ function cpuLines() {
 const lines = [
   `# wasm in Chromium workers (${results.date.slice(0, 10)})`,
   '',
-  `${results.machine.browser}, ${results.machine.cores} CPUs (${results.machine.cpu}). ${SETTINGS.rounds} interleaved rounds of ${SETTINGS.roundMs} ms per lock and worker count; critical section: ${SETTINGS.work} add-and-multiply step, then a plain counter, checked exact every round. Locks run their loop inside wasm except the pure-JS mutex, the npm package's Lock and \`multithreading\`'s Mutex (npm ${MULTITHREADING_VERSION}: \`blockingLock()\`, then \`dispose()\` of the guard), whose loops and critical sections are in JS, and Emscripten's \`pthread_mutex_t\` (${results.machine.emcc ?? 'not built'}; bench/wasm/emscripten/pthread_mutex.c built for the web, its own page and thread pool, every worker count once per round after the others).${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
+  `${arenaMethod(results.machine, SETTINGS)}, and Emscripten's \`pthread_mutex_t\` (${results.machine.emcc ?? 'not built'}; bench/wasm/emscripten/pthread_mutex.c built for the web, its own page and thread pool, every worker count once per round after the others).${QUICK ? ' **--quick smoke: these numbers are not measurements.**' : ''}`,
   '',
   ...results.skipped.flatMap((sk) => [`**Skipped: ${sk.peer}**: ${sk.reason}.`, '']),
   ...goalLines(),
-  '## Lock throughput (acquisitions/s, all workers)',
-  '',
-  markdownTable(
-    [{ title: 'workers' }, { title: 'lock', left: true }, { title: 'median' }, { title: 'min–max', left: true }, { title: 'vs parklot::Lock' }, { title: 'least/most lucky worker' }, { title: 'main thread share' }],
-    tput.map((t) => [
-      t.workers,
-      t.lock,
-      si(t.rate.median),
-      `${si(t.rate.min)}–${si(t.rate.max)}`,
-      `${(t.rate.median / base(t.workers)).toFixed(2)}x`,
-      t.fairness.median.toFixed(2),
-      t.mainShare ? `${(100 * t.mainShare.median).toFixed(2)}%` : '',
-    ]),
-  ),
-  '',
-  ...lineLines(),
+  ...report.throughputLines(),
+  ...report.lineLines('Emscripten\'s rows take the probe before its batch of every worker count.'),
   '## Wait/notify latency (µs), parklot vs the engine',
   '',
   markdownTable(
@@ -595,19 +424,8 @@ const lines = [
 ];
 const markdown = `${lines.join('\n')}\n`;
 
-const lockNames = [...new Set(tput.filter((t) => !t.mainThread).map((t) => t.lock))];
 const charts = [
-  {
-    id: 'throughput',
-    title: 'Lock throughput in Chromium workers (wasm)',
-    kind: 'line',
-    x: { label: 'workers', log: false },
-    y: { label: 'acquisitions/s', log: true },
-    series: lockNames.map((name) => ({
-      name,
-      points: tput.filter((t) => t.lock === name && !t.mainThread).map((t) => ({ x: t.workers, y: t.rate.median, min: t.rate.min, max: t.rate.max })),
-    })),
-  },
+  report.throughputChart('Lock throughput in Chromium workers (wasm)'),
   labChart('condition', 'Ping-pong under a lock + condition in Chromium: parklot vs multithreading (mean, p10–p90)', [
     { name: 'parklot Lock + Condition (npm package)', keys: ['cond-parklot'] },
     { name: 'multithreading Mutex + Condvar (npm)', keys: ['cond-multithreading'] },

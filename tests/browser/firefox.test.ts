@@ -4,20 +4,18 @@
 // depth by demo.test.ts; this checks the pages do not depend on it.
 import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { SCREENSHOTS, startServer, type Server } from './browser.js';
-
-const FIREFOX = process.env['PARKLOT_FIREFOX'] ?? '/usr/bin/firefox-esr';
+import { FIREFOX, launchFirefox } from './firefox.mjs';
 
 let server: Server;
-let firefox: Browser;
+let firefox: Awaited<ReturnType<typeof launchFirefox>>;
 
 beforeAll(async () => {
   if (!existsSync(FIREFOX)) throw new Error(`no Firefox at ${FIREFOX}: scripts/setup.sh test installs firefox-esr`);
   server = await startServer();
-  firefox = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true });
+  firefox = await launchFirefox();
 });
 
 afterAll(async () => {
@@ -27,7 +25,7 @@ afterAll(async () => {
 
 describe('the demo in Firefox', () => {
   it('arena: 4 workers and the main thread share parklot Lock, counter exact; lab: both histograms fill', async () => {
-    const page = await firefox.newPage();
+    const page = await firefox.browser.newPage();
     await page.setViewport({ width: 1280, height: 1000 });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
@@ -77,7 +75,7 @@ describe('the demo in Firefox', () => {
     symlinkSync(join(repo, 'js'), join(dir, 'js'));
     const root = await startServer('--root', dir);
     try {
-      const page = await firefox.newPage();
+      const page = await firefox.browser.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       await page.goto(`${root.url}?app=reap&entry=/js/dist/index.js`);

@@ -1,5 +1,5 @@
 // WebKit, Safari's engine (Debian's WebKitGTK through WebKitWebDriver, plain
-// W3C WebDriver: tests/browser/webdriver.ts), with JSC_useSharedArrayBuffer=1:
+// W3C WebDriver: tests/browser/webdriver.mjs), with JSC_useSharedArrayBuffer=1:
 // what Firefox runs (the lock arena with the page's thread taking part, the
 // wait/notify lab), the package's checks on a page (a counter exact across
 // workers with the page in lockAsync, waitAsync, a Condition queue), and a
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, startServer, type Server } from './browser.js';
-import { launchWebKit, type WebKit } from './webdriver.js';
+import { launchWebKit, type WebKit } from './webdriver.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
