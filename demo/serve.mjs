@@ -116,7 +116,15 @@ const server = createServer((req, res) => {
     res.writeHead(405, { ...headers, Allow: 'GET, HEAD' }).end();
     return;
   }
-  const file = resolveFile(new URL(req.url ?? '/', 'http://localhost').pathname);
+  let pathname;
+  try {
+    pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+  } catch {
+    // `//`, say: a request target the URL parser refuses.
+    res.writeHead(400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('bad request\n');
+    return;
+  }
+  const file = resolveFile(pathname);
   if (!file) {
     res.writeHead(404, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
     return;

@@ -110,6 +110,12 @@ describe('the demo server', () => {
     expect((await fetch(new URL('/%2e%2e/package.json', server.url))).status).toBe(404);
     expect((await fetch(new URL('/no-such-page.html', server.url))).status).toBe(404);
   });
+
+  it('answers 400 for a request path it cannot parse, and keeps serving', async () => {
+    // `//` as the whole path once made the URL parser throw, out of the request handler: the server died.
+    expect((await fetch(`${server.url}/`)).status).toBe(400);
+    expect((await fetch(server.url)).status).toBe(200);
+  });
 });
 
 describe('lock arena', () => {
