@@ -152,6 +152,12 @@ run js bash scripts/deadline.sh 1200 "Vitest suite" npm run --silent test:js
 NODE_OPTIONS="--import=$PWD/tests/js/lock-path-js.mjs" \
   run js-lock-in-js bash scripts/deadline.sh 600 "Vitest suite (Lock in JS)" npx vitest run \
   tests/js/{mutex,semaphore,rwlock,upgradable,terminate,blocked-reap,condition,diagnostics,errors,hostile,travel,death-in-runtime,kinds,async,abort}.test.ts
+# SpiderMonkey's form (LOCK_FLAT_IN_JS): Lock's lock()/unlock() written out
+# in JS, RwLock and Semaphore through wasm; the files that hold, nest and
+# lose Locks run once more with it selected (under a minute).
+NODE_OPTIONS="--import=$PWD/tests/js/lock-path-flat.mjs" \
+  run js-lock-flat bash scripts/deadline.sh 600 "Vitest suite (Lock flat in JS)" npx vitest run \
+  tests/js/{mutex,terminate,blocked-reap,condition,diagnostics,errors,hostile,death-in-runtime,async}.test.ts
 
 step "the portable checks on Node 20, 22 and 24, Deno and Bun (both kinds of workers)"
 run runtimes bash scripts/deadline.sh 600 "runtime checks" node tests/runtimes/run.mjs

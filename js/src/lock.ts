@@ -15,7 +15,7 @@ import { Kind, freedError } from './kinds.js';
 import { Primitive, refuseToBlock } from './primitive.js';
 import { type AsyncOptions, toAsyncTimeout, toSignal, toTimeout } from './validate.js';
 import { acquire } from './waiters.js';
-import { SWAP_IN_JS as ENGINE_SWAPS_IN_JS } from './engine.js';
+import { LOCK_FLAT_IN_JS, SWAP_IN_JS as ENGINE_SWAPS_IN_JS } from './engine.js';
 
 /**
  * `engine.ts`'s choice, copied into a constant of this module: read
@@ -73,6 +73,65 @@ export class Lock extends Primitive<'parklot.lock'> {
   static {
     lockCore = (value) => (typeof value === 'object' && value !== null && #core in value ? value.#core : undefined);
     lockFreed = (lock) => lock.#at !== lock.address;
+    // Where `LOCK_FLAT_IN_JS` (SpiderMonkey), lock(), unlock() and withLock
+    // are these: `#takeInJs`'s swap and record (`#giveQuiet`'s) written out,
+    // no method called on the way (each cost SpiderMonkey about 4 ns, see
+    // engine.ts); anything else (diagnostics on, another Lock held, a byte
+    // not free) goes through `#take` (`#give`), to wasm.
+    if (LOCK_FLAT_IN_JS) {
+      Lock.prototype.lock = function lock(this: Lock): void {
+        const core = this.#core;
+        if (!core.canBlock) refuseToBlock(core, 'Lock.lock()', 'await lock.lockAsync()');
+        const held = core.held;
+        if (core.diagMode[0] === 0 && held[0] === HELD_NONE && Atomics.compareExchange(this.#bytes, this.#at, 0, LOCKED) === 0) {
+          held[0] = this.#at;
+          return;
+        }
+        const code = this.#take(core);
+        if (code !== Acquired.Yes) tookLock(code, 'Lock.lock()', this.address, core);
+      };
+      Lock.prototype.unlock = function unlock(this: Lock): void {
+        const core = this.#core;
+        if (core.closed) throw closedError();
+        const at = this.#at;
+        const held = core.held;
+        if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0) {
+          held[0] = HELD_NONE;
+          if (Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) return;
+          held[0] = at;
+        }
+        const code = this.#give(core);
+        if (code !== Released.Ok) throw releaseError(code, 'Lock.unlock()');
+      };
+      Lock.prototype.withLock = function withLock<T>(this: Lock, fn: () => T): T {
+        const core = this.#core;
+        if (!core.canBlock) refuseToBlock(core, 'Lock.withLock()', 'await lock.withLockAsync(fn)');
+        const at = this.#at;
+        const held = core.held;
+        if (core.diagMode[0] === 0 && held[0] === HELD_NONE && Atomics.compareExchange(this.#bytes, at, 0, LOCKED) === 0) {
+          held[0] = at;
+        } else {
+          const code = this.#take(core);
+          if (code !== Acquired.Yes) this.#refuseWith(code);
+        }
+        try {
+          return fn();
+        } finally {
+          // As unlock() throws, these outrank fn's own outcome.
+          if (core.closed) throw closedError();
+          let released = false;
+          if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0) {
+            held[0] = HELD_NONE;
+            released = Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED;
+            if (!released) held[0] = at;
+          }
+          if (!released) {
+            const code = this.#give(core);
+            if (code !== Released.Ok) throw releaseError(code, 'Lock.withLock()');
+          }
+        }
+      };
+    }
   }
 
   /**
