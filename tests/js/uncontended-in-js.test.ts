@@ -178,7 +178,8 @@ describe('Semaphore: the uncontended path in JS', () => {
     const sem = rt.semaphore(1);
     sem.acquire(); // JS
     const w = spawn(rt, 'semaphoreHoldForever', { sem: sem.address, n: 1 });
-    await sleep(100); // parked by now
+    // Until it is queued (a fixed sleep was not always enough on a busy machine: the release then found nobody parked).
+    while (!rt.diagnostics().queues.some((q) => q.address === sem.address && q.waiters.length > 0)) await sleep(5);
     const calls = wasmCalls(() => sem.release());
     expect(calls).toEqual(['semaphore_release']);
     await w.next('held');
