@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../js/dist/index.js';
-import { outcome, rt, sleep, spawn, useRuntime } from './helpers.js';
+import { outcome, rt, sleep, spawn, untilQueued, useRuntime } from './helpers.js';
 
 useRuntime();
 
@@ -98,16 +98,16 @@ describe('notify', () => {
     const order: string[] = [];
     // Queue order: worker A, then an async waiter of this thread (queued
     // synchronously by waitAsync), then worker B. A worker posts 'waiting'
-    // just before it waits; 100 ms later it is queued.
+    // just before it waits; the diagnostics say when it is queued.
     const a = spawn(rt, 'atomicsWait', { word: w.byteOffset, value: 0 });
     await a.next('waiting');
-    await sleep(100); // A goes from 'waiting' to queued in microseconds
+    await untilQueued(rt, w.byteOffset, 1);
     const mine = rt.atomics.waitAsync(w, 0, 0);
     if (!mine.async) throw new Error('expected an async wait');
     const minePromise = mine.value.then((v) => order.push('async') && v);
     const b = spawn(rt, 'atomicsWait', { word: w.byteOffset, value: 0 });
     await b.next('waiting');
-    await sleep(100);
+    await untilQueued(rt, w.byteOffset, 3);
     a.next('woke').then(() => order.push('A'), () => {});
     b.next('woke').then(() => order.push('B'), () => {});
     for (const expected of [['A'], ['A', 'async'], ['A', 'async', 'B']]) {

@@ -6,17 +6,18 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BrokenBarrierError, Runtime } from '../../js/dist/index.js';
-import { allDone, blockingAndAsync, outcome, rt, sleep, spawn, type Spawned, useRuntime, withTimeout } from './helpers.js';
+import { allDone, blockingAndAsync, outcome, queuedOn, rt, sleep, spawn, type Spawned, untilQueued, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 10_000;
 
 useRuntime();
 
-/** Starts a worker waiting once at `barrier` and gives it 100 ms to queue. */
+/** Starts a worker waiting once at `barrier`, and returns once it is queued. */
 async function waiting(barrier: number, data: Record<string, unknown> = {}): Promise<Spawned> {
+  const before = queuedOn(rt, barrier);
   const w = spawn(rt, 'barrierWaitOnce', { barrier, ...data });
   await w.next('waiting');
-  await sleep(100);
+  await untilQueued(rt, barrier, before + 1);
   return w;
 }
 

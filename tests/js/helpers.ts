@@ -134,6 +134,26 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Resolves once `rt.diagnostics()` shows at least `count` waiters queued on
+ * `address` (a word, or a primitive's address): a fixed sleep is not enough
+ * on a busy machine. Rejects after `ms`.
+ */
+export async function untilQueued(rt: Runtime, address: number, count = 1, ms = 10_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (queuedOn(rt, address) < count) {
+    if (performance.now() > end) throw new Error(`timed out after ${ms} ms: ${count} waiter(s) to queue on ${address} (${queuedOn(rt, address)} queued)`);
+    await sleep(2);
+  }
+}
+
+/** How many waiters `rt.diagnostics()` shows queued on `address`: a word, or a primitive (whose queues may sit at an address inside it). */
+export function queuedOn(rt: Runtime, address: number): number {
+  let n = 0;
+  for (const q of rt.diagnostics().queues) for (const w of q.waiters) if (w.address === address || w.objectAddress === address) n++;
+  return n;
+}
+
 /** Opens the start gate: an i32 the workers wait on with rt.atomics.wait. */
 export function openGate(rt: Runtime, gate: number): void {
   const g = rt.int32(gate);

@@ -3,7 +3,7 @@
 // one lock; any writer overlapping anyone, or a lost update, shows. Plus the
 // calls' contracts on the main thread.
 import { describe, expect, it } from 'vitest';
-import { checkRwMix, rt, sleep, spawn, useRuntime, withTimeout } from './helpers.js';
+import { checkRwMix, rt, sleep, spawn, untilQueued, useRuntime, withTimeout } from './helpers.js';
 
 const DEADLINE_MS = 30_000;
 
@@ -63,10 +63,10 @@ describe('RwLock', () => {
     lock.read();
     const a = spawn(rt, 'rwPark', { rw: lock.address, write: true });
     await a.next('parking');
-    await sleep(100);
+    await untilQueued(rt, lock.address, 1);
     const b = spawn(rt, 'rwPark', { rw: lock.address, write: true });
     await b.next('parking');
-    await sleep(100);
+    await untilQueued(rt, lock.address, 2);
     await a.worker.terminate();
     lock.unlockRead();
     await withTimeout(b.next('locked'), DEADLINE_MS, 'worker B to write after worker A, queued before it, was terminated');

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { type Lock, OwnerDiedError, type RwLock, type Semaphore } from '../../js/dist/index.js';
 import type { Core } from '../../js/dist/core.js';
 import { MAX_PERMITS } from '../../js/dist/semaphore.js';
-import { allDone, openGate, outcome, rt, sleep, spawn, useRuntime } from './helpers.js';
+import { allDone, openGate, outcome, rt, sleep, spawn, untilQueued, useRuntime } from './helpers.js';
 import { lockCore, nextOwnerAfterDeath, pairCalls, preload, record, threadCore, wasmCalls } from './wasm-calls.js';
 
 useRuntime();
@@ -102,7 +102,7 @@ describe('Lock: the uncontended path in JS', () => {
     lock.lock(); // JS
     const w = spawn(rt, 'park', { lock: lock.address });
     await w.next('parking');
-    await sleep(50);
+    await untilQueued(rt, lock.address);
     const calls = wasmCalls(() => lock.unlock());
     expect(calls).toEqual(['unlock']);
     await w.done;
@@ -178,8 +178,7 @@ describe('Semaphore: the uncontended path in JS', () => {
     const sem = rt.semaphore(1);
     sem.acquire(); // JS
     const w = spawn(rt, 'semaphoreHoldForever', { sem: sem.address, n: 1 });
-    // Until it is queued (a fixed sleep was not always enough on a busy machine: the release then found nobody parked).
-    while (!rt.diagnostics().queues.some((q) => q.address === sem.address && q.waiters.length > 0)) await sleep(5);
+    await untilQueued(rt, sem.address);
     const calls = wasmCalls(() => sem.release());
     expect(calls).toEqual(['semaphore_release']);
     await w.next('held');
@@ -276,7 +275,7 @@ describe('RwLock: the uncontended path in JS', () => {
     rw.write(); // JS
     const stop = rt.alloc(4, 4);
     const other = spawn(rt, 'rwHoldUntilStop', { rw: rw.address, mode: 'write', stop }, JS_PATH);
-    await sleep(100); // parked by now
+    await untilQueued(rt, rw.address);
     expect(wasmCalls(() => rw.unlockWrite())).toEqual(['rwlock_release']);
     await other.next('held');
     expect(rw.state().held).toBe('write');
@@ -285,7 +284,7 @@ describe('RwLock: the uncontended path in JS', () => {
     rw.read(); // JS
     const writer = spawn(rt, 'rwPark', { rw: rw.address, write: true }, JS_PATH);
     await writer.next('parking');
-    await sleep(100);
+    await untilQueued(rt, rw.address);
     expect(wasmCalls(() => rw.unlockRead())).toEqual(['rwlock_release']);
     await writer.done;
     expect(rw.state().held).toBe('free');
