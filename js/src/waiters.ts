@@ -45,8 +45,15 @@ function nextTask(ms: number): Promise<void> {
  * returns). Rejects if the runtime is closed meanwhile, or with the poisoned
  * error once it is poisoned (the record is then left as it is, as all of a
  * poisoned runtime's memory is).
+ *
+ * `owing`: the claim is read from the record's word, and its token stays
+ * owed until the caller's resume export has acted on it and recorded what
+ * it took (a lock handed over): a worker terminated between this and that
+ * call has its wakeup passed on by its reaper. Without it, the claim is
+ * read through `waiter_poll`, which ends the debt (a notify, seen here, is
+ * acted on).
  */
-export async function settle(core: Core, record: WaiterRecord, deadline: number, signal?: AbortSignalLike): Promise<boolean> {
+export async function settle(core: Core, record: WaiterRecord, deadline: number, signal?: AbortSignalLike, owing = false): Promise<boolean> {
   // An abort wakes the sleep below (the record's word still reads 1: nobody claimed it).
   const wake = signal === undefined ? undefined : () => Atomics.notify(record.word, 0);
   if (wake !== undefined) signal!.addEventListener('abort', wake);
@@ -55,7 +62,7 @@ export async function settle(core: Core, record: WaiterRecord, deadline: number,
       if (core.closed) throw closedError();
       const poisoned = core.poisoned();
       if (poisoned !== undefined) throw poisoned;
-      if (claimed(core, record)) return true;
+      if (owing ? Atomics.load(record.word, 0) === 0 : claimed(core, record)) return true;
       if (signal?.aborted === true) return false;
       const remaining = deadline - performance.now();
       if (remaining <= 0) return false;
@@ -169,7 +176,7 @@ export async function acquireQueued(
       return took(begun);
     }
     for (;;) {
-      if (await settle(core, record, deadline, signal)) {
+      if (await settle(core, record, deadline, signal, true)) {
         // Claimed: handed what it asked for, or woken to compete again.
         const resumed = g[`${kind}_async_resume`](address, arg, record.address);
         if (resumed === Acquired.No) continue; // queued again
@@ -206,7 +213,7 @@ export async function acquire(core: Core, record: WaiterRecord, lockAddress: num
   core.keepAlive.enter();
   try {
     for (;;) {
-      if (await settle(core, record, deadline, signal)) {
+      if (await settle(core, record, deadline, signal, true)) {
         // Claimed: either handed the lock, or woken to compete again.
         const resumed = g.lock_async_resume(lockAddress, record.address);
         if (resumed === Acquired.No) continue; // lost the race: queued again

@@ -74,8 +74,11 @@ pub(crate) unsafe trait AcquireState {
     /// Whether a wake renews the spin budget (WebKit's lock: yes; the
     /// rwlock and the semaphore spin once per acquisition).
     const RESPIN_AFTER_WAKE: bool = true;
-    /// Whether a woken thread's token stays owed until it has acted on it
-    /// ([`parking_lot::park_owing_until_settled`]).
+    /// Whether a woken waiter's token stays owed until it has acted on it
+    /// ([`parking_lot::park_owing_until_settled`], `AsyncWaiter::poll_owing`):
+    /// then [`park_blocking`] and [`resume_async`] leave the debt on record,
+    /// and their caller settles it once the acquisition is over and recorded
+    /// where a reaper looks ([`parking_lot::settled`], `AsyncWaiter::settled`).
     const SETTLE_LATER: bool = false;
 
     /// One look at the word, and one CAS if it lets us in.
@@ -160,7 +163,11 @@ pub(crate) fn acquire_with<S: AcquireState>(
 }
 
 /// The blocking acquisition: spins up to `limit` yields, then parks until
-/// the state is ours or `deadline` passes. Returns whether it is ours.
+/// the state is ours or `deadline` passes. Returns whether it is ours. With
+/// `S::SETTLE_LATER`, a wake's debt stays on record (the caller settles it):
+/// a thread that dies after its wake, on its way back to the word (a loop's
+/// back edge, a call's prologue: where engines stop a thread), has its token
+/// passed on by its reaper.
 #[inline]
 pub(crate) fn park_blocking<S: AcquireState>(
     state: &S,
@@ -198,13 +205,7 @@ pub(crate) fn park_blocking<S: AcquireState>(
             diagnostics::wait_ended(0);
         }
         match result {
-            ParkResult::Unparked(token) => {
-                let next = state.woken(round, token, true);
-                if S::SETTLE_LATER {
-                    parking_lot::settled();
-                }
-                next
-            }
+            ParkResult::Unparked(token) => state.woken(round, token, true),
             ParkResult::Invalid => Next::Again(round),
             ParkResult::TimedOut => {
                 state.gave_up(round);
@@ -261,12 +262,19 @@ pub(crate) unsafe fn queue_async<S: AcquireState>(
 
 /// Async step 2, after the waiter's word turned 0 (or a wakeup that may be
 /// spurious): `true` if the state is ours, `false` if the waiter is queued
-/// (again) and should wait for its word once more.
+/// (again) and should wait for its word once more. With `S::SETTLE_LATER`
+/// the wake's debt stays on the record until the caller calls
+/// `waiter.settled()`, as for [`park_blocking`].
 ///
 /// # Safety
 /// `waiter` is the one [`queue_async`] queued on this state.
 pub(crate) unsafe fn resume_async<S: AcquireState>(state: &S, waiter: &AsyncWaiter) -> bool {
-    let Some(token) = waiter.poll() else {
+    let polled = if S::SETTLE_LATER {
+        waiter.poll_owing()
+    } else {
+        waiter.poll()
+    };
+    let Some(token) = polled else {
         return false;
     };
     if diagnostics::tracking() {

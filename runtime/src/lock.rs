@@ -251,7 +251,30 @@ impl Lock {
     /// detection on, returns the cycle that waiting would close, holding
     /// nothing new.
     pub fn lock_or_deadlock(&self) -> Result<(), crate::deadlock::DeadlockError> {
-        if !self.cas(0, LOCKED) && !self.lock_slow(spin_limit(), None) {
+        self.lock_or_deadlock_with(Self::lock_slow)
+    }
+
+    /// [`lock_or_deadlock`](Self::lock_or_deadlock) for an embedder that
+    /// reaps the threads it runs and records their holds (the wasm module):
+    /// if the thread parked, its wakeup's debt stays on record until the
+    /// caller, having recorded the hold (or the refusal), calls
+    /// [`parking_lot::settled`]. A thread stopped for good on its way back
+    /// from its wakeup to the lock's byte (in a call's prologue or at a
+    /// loop's back edge, where engines stop a thread) then has its wakeup
+    /// passed on by its reaper: the lock handed to it is released, the
+    /// `PARKED` bit it carried is put back. Its reaper must not pass it on
+    /// once the hold is recorded ([`parking_lot::abandon_thread`]'s `took`).
+    pub fn lock_or_deadlock_owing(&self) -> Result<(), crate::deadlock::DeadlockError> {
+        self.lock_or_deadlock_with(Self::lock_slow_owing)
+    }
+
+    /// [`lock_or_deadlock`](Self::lock_or_deadlock) with the slow path given.
+    #[inline(always)]
+    fn lock_or_deadlock_with(
+        &self,
+        slow: fn(&Self, u32, Option<Instant>) -> bool,
+    ) -> Result<(), crate::deadlock::DeadlockError> {
+        if !self.cas(0, LOCKED) && !slow(self, spin_limit(), None) {
             return Err(crate::deadlock::take_deadlock().expect("refused by detection"));
         }
         diagnostics::acquired(self.key(), Kind::Lock);
@@ -344,6 +367,12 @@ impl Lock {
         self.try_lock_until_option(deadline_after(timeout))
     }
 
+    /// [`try_lock_for`](Self::try_lock_for) whose wakeup's debt the caller
+    /// settles, as for [`lock_or_deadlock_owing`](Self::lock_or_deadlock_owing).
+    pub fn try_lock_for_owing(&self, timeout: Duration) -> bool {
+        self.try_lock_until_with(deadline_after(timeout), Self::lock_slow_owing)
+    }
+
     /// Acquires the lock, waiting until `deadline` at the latest (a
     /// [`Instant`], or a `std::time::Instant`). Returns whether it did.
     pub fn try_lock_until(&self, deadline: impl Into<Instant>) -> bool {
@@ -351,7 +380,16 @@ impl Lock {
     }
 
     fn try_lock_until_option(&self, deadline: Option<Instant>) -> bool {
-        let taken = self.try_lock_unseen() || self.lock_slow(spin_limit(), deadline);
+        self.try_lock_until_with(deadline, Self::lock_slow)
+    }
+
+    #[inline(always)]
+    fn try_lock_until_with(
+        &self,
+        deadline: Option<Instant>,
+        slow: fn(&Self, u32, Option<Instant>) -> bool,
+    ) -> bool {
+        let taken = self.try_lock_unseen() || slow(self, spin_limit(), deadline);
         if taken {
             diagnostics::acquired(self.key(), Kind::Lock);
         }
@@ -535,6 +573,20 @@ impl Lock {
     /// `waiter` is the one queued by `lock_async_begin` on this lock.
     pub unsafe fn lock_async_resume(&self, waiter: &AsyncWaiter) -> bool {
         // SAFETY: forwarded from the caller.
+        let taken = unsafe { self.lock_async_resume_owing(waiter) };
+        waiter.settled();
+        taken
+    }
+
+    /// [`lock_async_resume`](Self::lock_async_resume) whose wakeup's debt
+    /// stays on the record until the caller, having recorded its hold, calls
+    /// `waiter.settled()` (see [`lock_or_deadlock_owing`](Self::lock_or_deadlock_owing)
+    /// and [`parking_lot::abandon_async_holding`]).
+    ///
+    /// # Safety
+    /// As for [`lock_async_resume`](Self::lock_async_resume).
+    pub unsafe fn lock_async_resume_owing(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
         self.took_async(unsafe { acquire::resume_async(self, waiter) })
     }
 
@@ -648,6 +700,15 @@ impl Lock {
     /// until the lock is ours or `deadline` passes. Returns whether it is ours.
     #[cold]
     fn lock_slow(&self, spin_limit: u32, deadline: Option<Instant>) -> bool {
+        let taken = self.lock_slow_owing(spin_limit, deadline);
+        parking_lot::settled();
+        taken
+    }
+
+    /// [`lock_slow`](Self::lock_slow), leaving a wakeup's debt on record for
+    /// the caller to settle (`lock_or_deadlock_owing`).
+    #[cold]
+    fn lock_slow_owing(&self, spin_limit: u32, deadline: Option<Instant>) -> bool {
         acquire::park_blocking(self, spin_limit, deadline)
     }
 

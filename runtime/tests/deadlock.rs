@@ -373,7 +373,7 @@ fn a_reaped_thread_leaves_the_graph() {
         assert!(diagnostics::snapshot().holds.iter().any(|h| h.thread == id));
         // SAFETY: the thread never runs again and its storage stays allocated
         // (it blocks forever); reaped once.
-        unsafe { abandon_thread(record) };
+        unsafe { abandon_thread(record, |_| false) };
         // What an embedder does next for a gone holder's lock.
         // SAFETY: held by a thread that will never run again.
         unsafe { lock.unlock_owner_died() }.unwrap();

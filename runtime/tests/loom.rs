@@ -515,6 +515,34 @@ fn reaping_a_lock_waiter_against_a_fair_unlock() {
     });
 }
 
+/// An async record's owner that saw its wakeup (`poll_owing`: the lock handed
+/// over by a fair unlock, or a wake to compete) and was gone before it acted
+/// on it, reaped while a live thread waits for the lock: the reaper passes
+/// the wakeup on, so the live thread gets the lock and it ends free. (With
+/// `poll`, which ends the debt, the lock handed to the gone owner stayed
+/// held and the live thread waited for ever.)
+#[test]
+fn reaping_a_lock_waiter_that_saw_its_wakeup_and_never_acted() {
+    use parklot::parking_lot::AsyncWaiter;
+    parklot::set_spin_limit(0);
+    model(|| {
+        let (lock, counter) = guarded(Lock::new());
+        let gone = Arc::new(AsyncWaiter::new());
+        lock.lock();
+        assert!(!unsafe { lock.lock_async_begin(&gone) });
+        let live = spawn_with(&lock, &counter, lock_bump);
+        lock.unlock_fair();
+        // The owner looks once, then is gone for good.
+        let _ = gone.poll_owing();
+        let reaper = reaper(&gone);
+        reaper.join().unwrap();
+        live.join().unwrap();
+        assert_eq!(counter.get(), 1);
+        assert!(!lock.is_locked(), "the lock is held by nobody");
+        assert!(!lock.has_parked(), "PARKED left set with nobody parked");
+    });
+}
+
 /// A waker-record wait against a notify and a give-up (expire or cancel) on
 /// two threads: exactly one ends it, the waker runs once with that outcome,
 /// and the notify counts the wait only if it won.

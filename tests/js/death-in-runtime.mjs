@@ -41,11 +41,18 @@ function useLocks(rt, rwMode) {
   release(rt, rw, 4, 4);
 }
 
+/** Where a worker is in its pass, by the index in PHASES it stores in its slot of the shared `phase` array: printed if a round gets stuck. */
+const PHASES = ['attaching', 'loop top', 'locks', 'condition', 'allocations', 'frees', 'big block', 'lockAsync', 'lock', 'unlock', 'waitAsync', 'close', 'stopped'];
+const at = (slot, name) => Atomics.store(slot.array, slot.index, PHASES.indexOf(name));
+
 /** One pass of the churn: every kind of call that allocates, frees, queues or parks. */
-async function churnOnce(rt, i, shared, word) {
+async function churnOnce(rt, i, shared, word, slot) {
+  at(slot, 'locks');
   useLocks(rt, 'write');
+  at(slot, 'condition');
   const c = rt.condition();
   release(rt, c, 1, 1);
+  at(slot, 'allocations');
   // A burst of allocations of mixed sizes, freed out of order: most of a
   // pass is spent inside the allocator.
   const blocks = [];
@@ -53,29 +60,39 @@ async function churnOnce(rt, i, shared, word) {
     const n = 1 + ((i * 7919 + k * 104729) % 5000);
     blocks.push([rt.alloc(n, 8), n]);
   }
+  at(slot, 'frees');
   for (let k = 0; k < blocks.length; k++) {
     const [a, n] = blocks[(k * 17) % blocks.length];
     rt.free(a, n, 8);
   }
+  at(slot, 'big block');
   const big = 1 << (10 + (i % 8)); // 1 KiB to 128 KiB, aligned to itself up to 64 KiB
   rt.free(rt.alloc(big, Math.min(big, 65536)), big, Math.min(big, 65536));
   // Contended: the workers park on it (bucket locks) and queue async records.
   try {
-    if (i % 4 === 0) await shared.lockAsync();
-    else shared.lock();
+    if (i % 4 === 0) {
+      at(slot, 'lockAsync');
+      await shared.lockAsync();
+    } else {
+      at(slot, 'lock');
+      shared.lock();
+    }
   } catch (e) {
     if (!(e instanceof OwnerDiedError)) throw e; // held now: a dead worker had it
   }
+  at(slot, 'unlock');
   shared.unlock();
   if (i % 16 === 0) {
+    at(slot, 'waitAsync');
     const r = rt.atomics.waitAsync(word, 0, 0, 1); // an async record, timed out
     if (r.async) await r.value;
   }
 }
 
 async function worker() {
-  const { handle, stop, shared, word } = workerData;
+  const { handle, stop, shared, word, phase, index } = workerData;
   const stopped = new Int32Array(stop);
+  const slot = { array: new Int32Array(phase), index };
   let rt;
   let outcome = 'ok';
   try {
@@ -83,15 +100,20 @@ async function worker() {
     const lock = rt.lockAt(shared);
     const w = rt.int32(word);
     parentPort.postMessage('ready');
-    for (let i = 0; Atomics.load(stopped, 0) === 0; i++) await churnOnce(rt, i, lock, w);
+    for (let i = 0; Atomics.load(stopped, 0) === 0; i++) {
+      at(slot, 'loop top');
+      await churnOnce(rt, i, lock, w, slot);
+    }
   } catch (e) {
     outcome = `${e?.constructor?.name}: ${e?.message}`;
   }
+  at(slot, 'close');
   try {
     rt?.close();
   } catch (e) {
     outcome += ` (then close(): ${e?.constructor?.name}: ${e?.message})`;
   }
+  at(slot, 'stopped');
   parentPort.postMessage(outcome);
 }
 
@@ -129,9 +151,10 @@ async function round(rt, r) {
   const stop = new SharedArrayBuffer(4);
   const shared = rt.lock();
   const word = rt.alloc(4, 4);
+  const phase = new SharedArrayBuffer(4 * WORKERS);
   const workers = [];
   for (let k = 0; k < WORKERS; k++) {
-    const w = rt.watch(new Worker(new URL(import.meta.url), { workerData: { handle: rt.handle(), stop, shared: shared.address, word } }));
+    const w = rt.watch(new Worker(new URL(import.meta.url), { workerData: { handle: rt.handle(), stop, shared: shared.address, word, phase, index: k } }));
     const messages = [];
     const waiting = [];
     w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
@@ -158,7 +181,18 @@ async function round(rt, r) {
   // a victim held must come out too (with the poisoned error).
   Atomics.store(new Int32Array(stop), 0, 1);
   const survivors = workers.filter((x) => !x.killed);
-  const outcomes = await within(Promise.all(survivors.map((x) => x.next())), ROUND_DEADLINE_MS, 'the survivors to stop');
+  const outcomes = await within(Promise.all(survivors.map((x) => x.next())), ROUND_DEADLINE_MS, 'the survivors to stop').catch((e) => {
+    // Say where each survivor is, and what the runtime's queues hold.
+    const phases = new Int32Array(phase);
+    const where = workers.map((x, k) => `worker ${k}${x.killed ? ' (terminated)' : ''}: ${PHASES[phases[k]]}`).join('; ');
+    let queues;
+    try {
+      queues = JSON.stringify(rt.diagnostics());
+    } catch (d) {
+      queues = describe(d);
+    }
+    throw new Error(`${e.message}; ${where}; diagnostics: ${queues}`);
+  });
   await Promise.all(survivors.map((x) => x.w.terminate()));
   await within(Promise.all(workers.map((x) => x.exited)), ROUND_DEADLINE_MS, 'every worker to exit');
   for (const o of outcomes) if (o !== 'ok' && !POISONED.test(o)) throw new Error(`a survivor failed: ${o}`);

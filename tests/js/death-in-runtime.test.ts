@@ -16,7 +16,7 @@ import { Core } from '../../js/dist/core.js';
 import { Runtime } from '../../js/dist/index.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
 import * as lockModule from '../../js/dist/lock.js';
-import { sleep, spawn as spawnWorker, withTimeout } from './helpers.js';
+import { sleep, spawn as spawnWorker, untilQueued, withTimeout } from './helpers.js';
 
 /**
  * Terminates `w`, then waits up to 3 s for the write lock of `rw`, without
@@ -38,9 +38,13 @@ interface Run {
   hung: boolean;
 }
 
-function runScenario(): Promise<Run> {
-  const script = fileURLToPath(new URL('./death-in-runtime.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ROUNDS: String(ROUNDS) }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Rounds of death-in-lock.mjs. */
+const LOCK_ROUNDS = 50;
+
+/** Runs the scenario `file` (death-in-runtime.mjs by default) in a child process for `rounds` rounds. */
+function runScenario(file = './death-in-runtime.mjs', rounds = ROUNDS): Promise<Run> {
+  const script = fileURLToPath(new URL(file, import.meta.url));
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ROUNDS: String(rounds) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let hung = false;
   let watchdog: ReturnType<typeof setTimeout>;
@@ -86,6 +90,51 @@ describe('a worker that dies inside the runtime', () => {
     for (const line of run.lines.filter((l) => l.includes('poisoned:'))) {
       expect(line).toMatch(/this runtime is poisoned: (worker|thread) \d+ (was terminated|trapped) inside the runtime's [a-z ]+; its shared state may be inconsistent\. Create a new Runtime\./);
     }
+  }, 15 * 60_000);
+});
+
+describe('a worker terminated on its way back from a wakeup', () => {
+  it('an async lock handed to a worker stopped before it resumed is released by its reaper (it never held it): the next taker gets it', async () => {
+    // The worker saw its wakeup (the lock handed over by unlockFair) and was
+    // stopped before the call that takes it over and records it. Before,
+    // seeing the wakeup ended its debt: the reaper then passed nothing on,
+    // and the lock stayed held by a thread that was gone.
+    const rt = await Runtime.create();
+    const lock = rt.lock();
+    lock.lock();
+    const w = spawnWorker(rt, 'stopBeforeLockResume', { lock: lock.address });
+    await withTimeout(w.next('waiting'), 5000, 'the worker to queue');
+    await untilQueued(rt, lock.address);
+    lock.unlockFair(); // hands the lock to the worker's record
+    await withTimeout(w.next('resuming'), 5000, 'the worker to see its wakeup');
+    await w.worker.terminate();
+    expect(await lock.lockAsync(3000).then(String, (e: unknown) => String(e))).toBe('true');
+    lock.unlock();
+    rt.close();
+  });
+
+  it('a write lock handed to an async writer stopped before it resumed is released by its reaper: the next writer gets it', async () => {
+    const rt = await Runtime.create();
+    const rw = rt.rwLock();
+    rw.write();
+    const w = spawnWorker(rt, 'stopBeforeWriteResume', { rw: rw.address });
+    await withTimeout(w.next('waiting'), 5000, 'the worker to queue');
+    await untilQueued(rt, rw.address);
+    rw.unlockWrite(); // wakes the queued writer
+    await withTimeout(w.next('resuming'), 5000, 'the worker to see its wakeup');
+    await w.worker.terminate();
+    expect(await rw.writeAsync(3000).then(String, (e: unknown) => String(e))).toBe('true');
+    rw.unlockWrite();
+    rt.close();
+  });
+
+  it(`${LOCK_ROUNDS} rounds of workers contending on one Lock, one terminated at random each round: every survivor gets the lock again, and so does the main thread`, async () => {
+    const run = await runScenario('./death-in-lock.mjs', LOCK_ROUNDS);
+    const output = run.lines.join('\n');
+    console.log(output);
+    expect(run.hung, output).toBe(false);
+    expect(run.code, output).toBe(0);
+    expect(run.lines.find((l) => l.startsWith('done: ')), output).toMatch(new RegExp(`^done: ${LOCK_ROUNDS} rounds, `));
   }, 15 * 60_000);
 });
 
@@ -200,7 +249,7 @@ describe('a trap (a bug) in the wasm module', () => {
     await holder.next('held');
     const waits = [lock.lockAsync(), lock.lockAsync(60_000)];
     for (const w of waits) w.catch(() => {});
-    await sleep(50); // both queued
+    await untilQueued(rt, lock.address, 2);
     const core = (lockModule as unknown as { lockCore(l: unknown): Core }).lockCore(lock);
     const poisoned = /^Error: parklot: this runtime is poisoned: thread \d+ trapped inside the runtime's internal tables/;
     expect(outcome(() => (core.glue as unknown as { trap_in_section_for_test(): void }).trap_in_section_for_test())).toMatch(poisoned);

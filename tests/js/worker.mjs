@@ -80,6 +80,14 @@ async function rwLoop(rt, { rw, occupancy, counter, iterations, useAsync, gate }
   return [violations, writes];
 }
 
+/** Makes the export `name` of `glue` post 'resuming' and spin in JS for ever instead (until the test terminates the worker). */
+function stopAt(glue, name) {
+  glue[name] = () => {
+    post('resuming');
+    for (;;);
+  };
+}
+
 const tasks = {
   /** `iterations` times: lock, add 1 to a plain f64 counter, unlock. */
   increment(rt, { lock, counter, iterations, gate }) {
@@ -199,6 +207,31 @@ const tasks = {
       if (rt.atomics.wait(w, 0, 0) === 'ok') oks++;
     }
     return oks;
+  },
+
+  /**
+   * Waits for the lock at `lock` with lockAsync(), posting 'waiting' once it
+   * is queued; once woken, it stops for good where the wakeup was seen and
+   * the resume export not yet called (posting 'resuming', then spinning in
+   * JS until the test terminates it), as a worker terminated there would.
+   */
+  async stopBeforeLockResume(rt, { lock }) {
+    const l = rt.lockAt(lock);
+    stopAt(lockCore(l).glue, 'lock_async_resume');
+    const taking = l.lockAsync();
+    post('waiting');
+    await taking;
+    post('locked'); // never: the resume above does not return
+  },
+
+  /** As stopBeforeLockResume, for the write lock of the reader-writer lock at `rw` (writeAsync()). */
+  async stopBeforeWriteResume(rt, { rw }) {
+    const l = rt.rwLockAt(rw);
+    stopAt(lockCore(rt.lock()).glue, 'rwlock_async_resume');
+    const taking = l.writeAsync();
+    post('waiting');
+    await taking;
+    post('locked');
   },
 
   /** Takes the lock, posts 'held', and never lets go (to be terminated holding it). */

@@ -26,7 +26,7 @@ use std::alloc::Layout;
 use std::sync::atomic::{AtomicI32, AtomicI64};
 
 use parklot::futex::{self, WaitResult};
-use parklot::parking_lot::AsyncWaiter;
+use parklot::parking_lot::{self, AsyncWaiter};
 use parklot::{Condition, Lock};
 use wasm_bindgen::prelude::*;
 
@@ -204,7 +204,9 @@ pub mod released {
 
 /// Records that this thread took the lock at `addr` and reports it.
 /// Inlined: nothing may be called between taking a lock's byte and
-/// recording it (see `release`).
+/// recording it (see `release`). After a wakeup, the way from it to the
+/// byte may pass calls: there the wakeup's debt stays on record
+/// (`Lock::lock_or_deadlock_owing`) until [`settled`] below.
 #[inline(always)]
 fn took(addr: u32, lock: &Lock) -> u32 {
     threads::took(addr);
@@ -286,10 +288,21 @@ fn lock_contended(addr: u32, lock: &Lock) -> u32 {
     if kinds::is_tombstone(addr) {
         return acquired::FREED;
     }
-    match lock.lock_or_deadlock() {
+    let r = match lock.lock_or_deadlock_owing() {
         Ok(()) => took(addr, lock),
         Err(e) => diagnostics::refused(e),
-    }
+    };
+    settled();
+    r
+}
+
+/// Ends the debt of this thread's last wakeup from a `Lock`'s queue, once
+/// the acquisition's outcome is recorded: a thread stopped before this (a
+/// terminated worker) has its wakeup passed on by its reaper, unless the
+/// hold is on record, which the reaper releases (`threads::thread_reap`).
+#[inline(always)]
+fn settled() {
+    parking_lot::settled();
 }
 
 /// Acquires the lock at `addr` if it is free; never waits (a lock this
@@ -325,13 +338,18 @@ pub fn lock_for(addr: u32, timeout_ms: f64) -> u32 {
     let taken = match timeout(timeout_ms) {
         // A try: nothing parks (a thread that may not block calls this too).
         Some(t) if t.is_zero() => false,
-        Some(t) => lock.try_lock_for(t),
-        None => match lock.lock_or_deadlock() {
+        Some(t) => lock.try_lock_for_owing(t),
+        None => match lock.lock_or_deadlock_owing() {
             Ok(()) => true,
-            Err(e) => return diagnostics::refused(e),
+            Err(e) => {
+                settled();
+                return diagnostics::refused(e);
+            }
         },
     };
-    took_if(taken, addr, lock)
+    let r = took_if(taken, addr, lock);
+    settled();
+    r
 }
 
 /// Releases the lock at `addr` (fairly: handing it to the oldest waiter),
@@ -478,11 +496,13 @@ pub fn lock_async_resume(addr: u32, waiter: u32) -> u32 {
     diagnostics::forget_refusal();
     // SAFETY: as for lock_async_begin.
     let lock = unsafe { at::<Lock>(addr) };
-    took_if(
-        unsafe { lock.lock_async_resume(waiter_at(waiter)) },
-        addr,
-        lock,
-    )
+    // SAFETY: as for lock_async_begin.
+    let waiter = unsafe { waiter_at(waiter) };
+    // SAFETY: as for lock_async_begin.
+    let r = took_if(unsafe { lock.lock_async_resume_owing(waiter) }, addr, lock);
+    // After the record, as for a blocking wakeup (`settled`).
+    waiter.settled();
+    r
 }
 
 /// Async lock, giving up: taken after all (the caller holds it), or `acquired::NO`.

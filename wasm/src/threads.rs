@@ -305,7 +305,7 @@ pub fn thread_unregister() -> u32 {
     sections::release(entry.tag);
     // SAFETY: this thread is not waiting (it is here), and its record is
     // not used again: its runtime is closed. This stops counting it.
-    unsafe { parking_lot::abandon_thread(entry.parking) };
+    unsafe { parking_lot::abandon_thread(entry.parking, |lock| entry.held.contains(lock as u32)) };
     // SAFETY: the thread is closing: it will not use these holds again.
     unsafe { release_holds(entry.all_holds()) };
     release_held(&entry.held)
@@ -356,10 +356,14 @@ pub fn thread_reap(tag: u32, out: u32) -> u32 {
     // SAFETY: removed from the registry and its thread is gone (the caller's
     // contract), so nobody else touches the entry or its records.
     let entry = unsafe { Box::from_raw(e) };
+    // A wait's debt the thread had not settled is not passed on if it had
+    // recorded taking the lock it waited for (it died between its record and
+    // `settled`, lib.rs): `release_held` below releases that hold.
+    let took = |lock: *const ()| entry.held.contains(lock as u32);
     unsafe {
-        parking_lot::abandon_thread(entry.parking);
+        parking_lot::abandon_thread(entry.parking, took);
         for &w in &entry.waiters {
-            parking_lot::abandon_async(&*w);
+            parking_lot::abandon_async_holding(&*w, took);
             crate::kinds::forget_internal(w as u32);
             drop(Box::from_raw(w as *mut AsyncWaiter));
         }

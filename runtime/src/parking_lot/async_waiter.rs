@@ -55,6 +55,24 @@ impl AsyncWaiter {
             .is_unparked()
             .then(|| unsafe { self.data.take_token(false) })
     }
+
+    /// [`poll`](Self::poll) for a wait whose wakeup leaves state behind
+    /// (as [`super::park_owing_until_settled`]): the token stays owed, and a
+    /// reaper passes it on ([`super::abandon_async_holding`]), until the
+    /// owner calls [`settled`](Self::settled) once it has acted on it and
+    /// recorded what it took.
+    pub fn poll_owing(&self) -> Option<UnparkToken> {
+        // SAFETY: as in `poll`.
+        self.data
+            .parker
+            .is_unparked()
+            .then(|| unsafe { self.data.take_token(true) })
+    }
+
+    /// Ends the debt of the token [`poll_owing`](Self::poll_owing) returned.
+    pub fn settled(&self) {
+        self.data.token_pending.store(false, Ordering::Relaxed);
+    }
 }
 
 // SAFETY: a record's cells are written only under its bucket's lock (or by
@@ -99,12 +117,7 @@ pub unsafe fn park_async_owing(
     waiter: &AsyncWaiter,
     owed: Owed,
 ) -> bool {
-    // A claim its owner saw in the word and never polled (a futex wait's
-    // token carries nothing) must not become this wait's debt: an async
-    // record never keeps a token past its wait. Only the owner writes here,
-    // and the record is in no queue.
-    waiter.data.token_pending.store(false, Ordering::Relaxed);
-    // SAFETY: forwarded from the caller.
+    // SAFETY: forwarded from the caller (`enqueue` ends any earlier debt).
     unsafe { enqueue(key, validate, &waiter.data, owed, Waits::Async, None) }
 }
 

@@ -49,7 +49,7 @@ use table::{lock_bucket, lock_bucket_of};
 
 pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
 pub use cancel::{cancel_range, interrupt_thread, CANCELLED_TOKEN};
-pub use reap::{abandon_async, abandon_thread, ThreadRecord};
+pub use reap::{abandon_async, abandon_async_holding, abandon_thread, ThreadRecord};
 pub use record::{Abandon, Owed};
 pub use requeue::{unpark_requeue, waiting_with, Queued, Requeue};
 pub use table::{stats, Stats};
@@ -241,6 +241,7 @@ park_variant! {
 
 /// Ends the debt of this thread's last [`park_owing_until_settled`] wakeup:
 /// it has acted on its token, and a reaper has nothing left to pass on.
+/// (Parking again ends it too.)
 pub fn settled() {
     with_thread_data(|me| me.token_pending.store(false, Ordering::Relaxed));
 }
@@ -278,6 +279,13 @@ unsafe fn enqueue(
     // SAFETY: the bucket lock is held and `me` is not queued (caller's contract).
     unsafe {
         if valid {
+            // Whatever an earlier wakeup left owed was acted on before the
+            // record queues again (a Lock's woken waiter queues only once its
+            // byte says PARKED; an async record's claim its owner saw in the
+            // word and never polled carries nothing): the debt a reaper finds
+            // is this wait's. Only the owner writes it while it is in no
+            // queue; an unparker sets it under this lock.
+            me.token_pending.store(false, Ordering::Relaxed);
             me.key.set(key);
             me.queued_on.store(key, Ordering::Relaxed);
             me.owed.set(owed);

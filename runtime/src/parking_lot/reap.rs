@@ -8,9 +8,13 @@
 //! record is settled as its wait's [`Abandon`] says:
 //! - still queued: taken out as if its wait had timed out (`dequeued`,
 //!   then `settle` with no lock held);
-//! - already claimed by an unpark whose token the owner never took: that
+//! - already claimed by an unpark whose token the owner never took (or, for
+//!   a wait whose debt outlives its wakeup, never acted on: `settled`): that
 //!   token is passed on (`claimed`), so that a lock handed to the dead owner
-//!   is released and the next waiter woken in its place.
+//!   is released and the next waiter woken in its place. Unless the owner,
+//!   says the embedder, had already recorded taking what it waited for
+//!   (`took`): it died between its record and its settling, and the
+//!   embedder releases that hold as it releases the others.
 //!
 //! Between the death and its signal an unpark can still choose the dead
 //! record and count it; the pass-on above keeps that from costing a live
@@ -59,12 +63,16 @@ impl ThreadRecord {
 /// stops counting it for the table's size. Its thread-local storage may be
 /// freed afterwards.
 ///
+/// `took(object)` says whether the thread recorded, as a hold its embedder
+/// releases, taking the primitive at `object` (a `Lock`'s address): see
+/// the module docs.
+///
 /// # Safety
 /// The record's thread will never run again, its storage is still allocated,
 /// and this is called once per thread.
-pub unsafe fn abandon_thread(record: ThreadRecord) {
+pub unsafe fn abandon_thread(record: ThreadRecord, took: impl Fn(*const ()) -> bool) {
     // SAFETY: per our contract the record is live and its owner gone.
-    unsafe { abandon(&*record.0) };
+    unsafe { abandon(&*record.0, &took) };
     globals().threads.fetch_sub(1, Ordering::Relaxed);
     // SAFETY: as above; `thread` is never written after the record is made.
     crate::diagnostics::thread_gone(unsafe { (*record.0).thread });
@@ -76,8 +84,18 @@ pub unsafe fn abandon_thread(record: ThreadRecord) {
 /// # Safety
 /// Nobody will poll, cancel or re-queue `waiter` any more.
 pub unsafe fn abandon_async(waiter: &AsyncWaiter) {
+    // SAFETY: forwarded from the caller.
+    unsafe { abandon_async_holding(waiter, |_| false) }
+}
+
+/// [`abandon_async`], where the owner may have recorded taking what the
+/// record waited for (`took`, as for [`abandon_thread`]).
+///
+/// # Safety
+/// As for [`abandon_async`].
+pub unsafe fn abandon_async_holding(waiter: &AsyncWaiter, took: impl Fn(*const ()) -> bool) {
     // SAFETY: per our contract nobody else acts on the record.
-    unsafe { abandon(&waiter.data) };
+    unsafe { abandon(&waiter.data, &took) };
     if crate::diagnostics::tracking() {
         crate::diagnostics::wait_ended(waiter as *const AsyncWaiter as usize);
     }
@@ -85,7 +103,7 @@ pub unsafe fn abandon_async(waiter: &AsyncWaiter) {
 
 /// # Safety
 /// `data` is live and nobody but unparkers acts on it any more.
-unsafe fn abandon(data: &ThreadData) {
+unsafe fn abandon(data: &ThreadData, took: &dyn Fn(*const ()) -> bool) {
     // SAFETY: `owed` is written when the record is queued or moved, under
     // the bucket lock we take after that (wherever a requeue moved it).
     unsafe {
@@ -100,7 +118,7 @@ unsafe fn abandon(data: &ThreadData) {
             (owed.abandon.settle)(owed.object);
         } else {
             bucket.lock.unlock();
-            if data.token_pending.swap(false, Ordering::Relaxed) {
+            if data.token_pending.swap(false, Ordering::Relaxed) && !took(owed.object) {
                 (owed.abandon.claimed)(owed.object, data.token.get());
             }
         }
@@ -133,10 +151,14 @@ mod tests {
 
     counting!(COUNTING into CLAIMED);
 
+    /// The primitive the thread of `reap_a_woken_thread` waits for.
+    const OBJECT: *const () = 0x40 as *const ();
+
     /// A thread parks with a debt that outlives its wakeup and is woken with
     /// token 7; the reaper then looks at its record, before or after the
-    /// thread called `settled`. Returns what the reaper passed on.
-    fn reap_a_woken_thread(settle_first: bool) -> usize {
+    /// thread called `settled`, told that the thread recorded taking what it
+    /// waited for (`recorded`) or not. Returns what the reaper passed on.
+    fn reap_a_woken_thread(settle_first: bool, recorded: bool) -> usize {
         let key = &CLAIMED as *const AtomicUsize as usize + 1;
         let (to_main, from_thread) = mpsc::channel();
         let (to_thread, from_main) = mpsc::channel::<()>();
@@ -144,7 +166,7 @@ mod tests {
             let record = ThreadRecord::current().unwrap();
             let owed = Owed {
                 abandon: &COUNTING,
-                object: core::ptr::null(),
+                object: OBJECT,
                 with: core::ptr::null(),
                 kind: crate::diagnostics::Kind::Unknown,
             };
@@ -169,7 +191,7 @@ mod tests {
         // SAFETY (test): the thread is stopped on the channel and touches its
         // record again only after this; `abandon` skips the thread count, which
         // its own exit decrements.
-        unsafe { abandon(&*record.0) };
+        unsafe { abandon(&*record.0, &|object| recorded && object == OBJECT) };
         let passed_on = CLAIMED.load(Ordering::SeqCst) - before;
         to_thread.send(()).unwrap();
         t.join().unwrap();
@@ -212,10 +234,21 @@ mod tests {
     #[test]
     fn a_wakeup_not_yet_settled_is_passed_on_by_the_reaper_and_a_settled_one_is_not() {
         assert_eq!(
-            reap_a_woken_thread(false),
+            reap_a_woken_thread(false, false),
             7,
             "woken, not settled: the token is passed on"
         );
-        assert_eq!(reap_a_woken_thread(true), 0, "settled: nothing is owed");
+        assert_eq!(
+            reap_a_woken_thread(true, false),
+            0,
+            "settled: nothing is owed"
+        );
+    }
+
+    #[test]
+    fn a_wakeup_not_yet_settled_whose_taking_was_recorded_is_not_passed_on() {
+        // Died between its record and `settled`: the embedder releases the
+        // hold it recorded; passing the token on too would release it twice.
+        assert_eq!(reap_a_woken_thread(false, true), 0);
     }
 }

@@ -1,0 +1,152 @@
+// Workers terminated while they contend on one Lock, many times a second:
+// the lock must never be lost. A worker woken from the lock's queue (handed
+// the lock, or woken to compete with the queue's PARKED bit in its keeping)
+// passes calls and loop back edges on its way back to the lock's byte, and
+// an engine may stop it at any of them. Its reaper must then pass the wakeup
+// on; before, the wakeup counted as taken as soon as the thread woke, and a
+// worker stopped on its way left the lock held by nobody, or its queue
+// with nobody to wake it: everyone else waited for ever.
+//
+// As the main thread: ROUNDS rounds; in each, one of WORKERS workers (half
+// blocking, half async) is terminated at a random moment; once its 'exit'
+// was reaped, every other worker must still get the lock (each counts its
+// turns), and then the main thread must too (with a deadline); the worker
+// is then replaced. Prints a summary; exits 1 on a lost lock or a lost
+// wakeup. As a worker: the loop.
+import { isMainThread, parentPort, workerData, Worker } from 'node:worker_threads';
+import { OwnerDiedError, Runtime } from '../../js/dist/index.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 300);
+const WORKERS = 4;
+/** A termination lands a random 0 to this many ms after the round starts. */
+const MAX_DELAY_MS = 4;
+/** How long the main thread waits for the lock, or for each survivor's next turn, before it calls it lost. */
+const TAKE_MS = 5000;
+const POISONED = /^parklot: this runtime is poisoned: /;
+
+async function worker() {
+  const { handle, lock: address, async, turns, index } = workerData;
+  const counted = new Int32Array(turns);
+  const rt = await Runtime.attach(handle);
+  const lock = rt.lockAt(address);
+  parentPort.postMessage('ready');
+  for (let i = 0; ; i++) {
+    try {
+      if (async) await lock.lockAsync();
+      else lock.lock();
+    } catch (e) {
+      if (e instanceof OwnerDiedError) {
+        // Held now: a dead worker had it.
+      } else if (POISONED.test(e?.message)) {
+        parentPort.postMessage('poisoned');
+        return;
+      } else {
+        throw e;
+      }
+    }
+    lock.unlock();
+    Atomics.add(counted, index, 1);
+    // Let the event loop in now and then (an async worker needs it anyway).
+    if (!async && i % 64 === 0) await new Promise((r) => setImmediate(r));
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** `promise`, or a failure naming `what` if it takes longer than STEP_MS. */
+const STEP_MS = 10_000;
+function step(promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`stuck for ${STEP_MS} ms: ${what}`)), STEP_MS)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Each worker's turns with the lock, in its slot. */
+const turns = new SharedArrayBuffer(4 * WORKERS);
+const counted = new Int32Array(turns);
+
+function start(rt, lock, k) {
+  const w = rt.watch(new Worker(new URL(import.meta.url), { workerData: { handle: rt.handle(), lock: lock.address, async: k % 2 === 1, turns, index: k } }));
+  const ready = new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  const exited = new Promise((resolve) => w.once('exit', resolve));
+  return { w, ready, exited };
+}
+
+async function main() {
+  let rt = await Runtime.create();
+  let lock = rt.lock();
+  let workers = Array.from({ length: WORKERS }, (_, k) => start(rt, lock, k));
+  await step(Promise.all(workers.map((x) => x.ready)), 'the workers to attach');
+  let poisoned = 0;
+  for (let r = 1; r <= ROUNDS; r++) {
+    const k = Math.floor(Math.random() * WORKERS);
+    await sleep(Math.random() * MAX_DELAY_MS);
+    await step(workers[k].w.terminate(), `terminate() of worker ${k}`);
+    await step(workers[k].exited, `worker ${k} to exit`);
+    await sleep(0); // the reaper runs on 'exit'
+    // Every survivor gets the lock again, with nobody else's help.
+    const before = counted.map((n) => n);
+    const end = performance.now() + TAKE_MS;
+    let stuck = [];
+    for (;;) {
+      stuck = workers.map((_, j) => j).filter((j) => j !== k && Atomics.load(counted, j) === before[j]);
+      if (stuck.length === 0 || performance.now() > end) break;
+      await sleep(1);
+    }
+    if (stuck.length > 0) {
+      let poisonedNow = false;
+      try {
+        rt.lock().free();
+      } catch (e) {
+        poisonedNow = POISONED.test(e?.message);
+      }
+      if (!poisonedNow) {
+        console.log(`FAILED: round ${r}: workers ${stuck.join(',')} had no turn with the lock within ${TAKE_MS} ms after worker ${k} was terminated; diagnostics: ${JSON.stringify(rt.diagnostics().queues)}`);
+        process.exit(1);
+      }
+    }
+    let outcome;
+    try {
+      outcome = (await lock.lockAsync(TAKE_MS)) ? 'taken' : 'lost';
+    } catch (e) {
+      outcome = e instanceof OwnerDiedError ? 'owner-died' : POISONED.test(e?.message) ? 'poisoned' : `${e?.constructor?.name}: ${e?.message}`;
+    }
+    if (outcome === 'lost') {
+      console.log(`FAILED: round ${r}: the lock was not free within ${TAKE_MS} ms after worker ${k} was terminated; diagnostics: ${JSON.stringify(rt.diagnostics().queues)}`);
+      process.exit(1);
+    }
+    if (outcome === 'poisoned') {
+      // A death inside one of the runtime's own sections: start over.
+      poisoned++;
+      console.log(`round ${r}: worker ${k} terminated; the runtime poisoned: a new one`);
+      await step(Promise.all(workers.map((x) => x.w.terminate())), 'the workers of the poisoned runtime to end');
+      rt.close();
+      rt = await Runtime.create();
+      lock = rt.lock();
+      workers = Array.from({ length: WORKERS }, (_, j) => start(rt, lock, j));
+      await step(Promise.all(workers.map((x) => x.ready)), 'the workers of the new runtime to attach');
+      continue;
+    }
+    if (outcome !== 'taken' && outcome !== 'owner-died') {
+      console.log(`FAILED: round ${r}: ${outcome}`);
+      process.exit(1);
+    }
+    console.log(`round ${r}: worker ${k} terminated${outcome === 'owner-died' ? ' (the main thread was told the owner died)' : ''}`);
+    lock.unlock();
+    workers[k] = start(rt, lock, k);
+    await step(workers[k].ready, `the replacement of worker ${k} to attach`);
+  }
+  await Promise.all(workers.map((x) => x.w.terminate()));
+  rt.close();
+  console.log(`done: ${ROUNDS} rounds, ${poisoned} with the runtime poisoned`);
+  process.exit(0);
+}
+
+if (isMainThread) main().catch((e) => {
+  console.log(`FAILED: ${e?.stack ?? e}`);
+  process.exit(1);
+});
+else void worker();
