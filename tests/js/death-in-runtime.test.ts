@@ -94,37 +94,31 @@ describe('a worker that dies inside the runtime', () => {
 });
 
 describe('a worker terminated on its way back from a wakeup', () => {
-  it('an async lock handed to a worker stopped before it resumed is released by its reaper (it never held it): the next taker gets it', async () => {
-    // The worker saw its wakeup (the lock handed over by unlockFair) and was
-    // stopped before the call that takes it over and records it. Before,
-    // seeing the wakeup ended its debt: the reaper then passed nothing on,
-    // and the lock stayed held by a thread that was gone.
+  // The worker saw its wakeup (the lock handed over, or the write lock
+  // released to it) and was stopped before the call that takes it over and
+  // records it. Before, seeing the wakeup ended its debt: the reaper then
+  // passed nothing on, and the lock stayed held by a thread that was gone.
+  const cases = [
+    { what: 'an async lock (lockAsync)', task: 'stopBeforeLockResume', make: (rt: Runtime) => ({ lock: rt.lock(), key: 'lock' }) },
+    { what: 'a write lock (writeAsync)', task: 'stopBeforeWriteResume', make: (rt: Runtime) => ({ lock: rt.rwLock(), key: 'rw' }) },
+  ];
+  it.each(cases)('$what handed to a worker stopped before it resumed is released by its reaper (it never held it): the next taker gets it', async ({ task, make }) => {
     const rt = await Runtime.create();
-    const lock = rt.lock();
-    lock.lock();
-    const w = spawnWorker(rt, 'stopBeforeLockResume', { lock: lock.address });
+    const { lock, key } = make(rt);
+    const [take, release, takeAsync] =
+      'unlockFair' in lock
+        ? [() => lock.lock(), () => lock.unlockFair(), (ms: number) => lock.lockAsync(ms)] // fair: hands it to the worker's record
+        : [() => lock.write(), () => lock.unlockWrite(), (ms: number) => lock.writeAsync(ms)];
+    take();
+    const w = spawnWorker(rt, task, { [key]: lock.address });
     await withTimeout(w.next('waiting'), 5000, 'the worker to queue');
     await untilQueued(rt, lock.address);
-    lock.unlockFair(); // hands the lock to the worker's record
+    release();
     await withTimeout(w.next('resuming'), 5000, 'the worker to see its wakeup');
     await w.worker.terminate();
-    expect(await lock.lockAsync(3000).then(String, (e: unknown) => String(e))).toBe('true');
-    lock.unlock();
-    rt.close();
-  });
-
-  it('a write lock handed to an async writer stopped before it resumed is released by its reaper: the next writer gets it', async () => {
-    const rt = await Runtime.create();
-    const rw = rt.rwLock();
-    rw.write();
-    const w = spawnWorker(rt, 'stopBeforeWriteResume', { rw: rw.address });
-    await withTimeout(w.next('waiting'), 5000, 'the worker to queue');
-    await untilQueued(rt, rw.address);
-    rw.unlockWrite(); // wakes the queued writer
-    await withTimeout(w.next('resuming'), 5000, 'the worker to see its wakeup');
-    await w.worker.terminate();
-    expect(await rw.writeAsync(3000).then(String, (e: unknown) => String(e))).toBe('true');
-    rw.unlockWrite();
+    expect(await takeAsync(3000).then(String, (e: unknown) => String(e))).toBe('true');
+    if ('unlockFair' in lock) lock.unlock();
+    else lock.unlockWrite();
     rt.close();
   });
 
