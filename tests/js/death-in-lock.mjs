@@ -31,6 +31,7 @@ async function worker() {
   const lock = rt.lockAt(address);
   parentPort.postMessage('ready');
   for (let i = 0; ; i++) {
+    Atomics.store(counted, WORKERS + index, 1); // in lock
     try {
       if (async) await lock.lockAsync();
       else lock.lock();
@@ -44,7 +45,9 @@ async function worker() {
         throw e;
       }
     }
+    Atomics.store(counted, WORKERS + index, 2); // in unlock
     lock.unlock();
+    Atomics.store(counted, WORKERS + index, 3); // between
     Atomics.add(counted, index, 1);
     // Let the event loop in now and then (an async worker needs it anyway).
     if (!async && i % 64 === 0) await new Promise((r) => setImmediate(r));
@@ -62,7 +65,7 @@ function step(promise, what) {
 }
 
 /** Each worker's turns with the lock, in its slot. */
-const turns = new SharedArrayBuffer(4 * WORKERS);
+const turns = new SharedArrayBuffer(8 * WORKERS);
 const counted = new Int32Array(turns);
 
 function start(rt, lock, k) {
@@ -75,6 +78,48 @@ function start(rt, lock, k) {
   return { w, ready, exited };
 }
 
+/** A failure of the scenario (not the poisoned error, which any call may throw once a death poisoned the runtime). */
+class Failed extends Error {}
+
+/**
+ * One round: terminates worker `k` at a random moment, then checks that
+ * every other worker and the main thread get the lock, and replaces it.
+ * Returns what the main thread was told ('taken' or 'owner-died'); throws
+ * `Failed`, or the poisoned error.
+ */
+async function round(rt, lock, workers, k) {
+  await sleep(Math.random() * MAX_DELAY_MS);
+  await step(workers[k].w.terminate(), `terminate() of worker ${k}`);
+  await step(workers[k].exited, `worker ${k} to exit`);
+  await sleep(0); // the reaper runs on 'exit'
+  // Every survivor gets the lock again, with nobody else's help.
+  const before = counted.map((n) => n);
+  const end = performance.now() + TAKE_MS;
+  let stuck = [];
+  for (;;) {
+    stuck = workers.map((_, j) => j).filter((j) => j !== k && Atomics.load(counted, j) === before[j]);
+    if (stuck.length === 0 || performance.now() > end) break;
+    await sleep(1);
+  }
+  if (stuck.length > 0) {
+    rt.lock().free(); // throws if a death poisoned the runtime meanwhile (the stuck then had the poisoned error)
+    throw new Failed(`workers ${stuck.join(',')} had no turn with the lock within ${TAKE_MS} ms after worker ${k} was terminated (in ${['?', 'lock', 'unlock', 'neither'][Atomics.load(counted, WORKERS + k)]}); its byte: ${new Uint8Array(rt.memory.buffer)[lock.address]}; threads: ${JSON.stringify(rt.diagnostics().threads.filter((t) => t.state !== 'reaped'))}; queues: ${JSON.stringify(rt.diagnostics().queues)}`);
+  }
+  let outcome = 'taken';
+  try {
+    if (!(await lock.lockAsync(TAKE_MS))) {
+      throw new Failed(`the lock was not free within ${TAKE_MS} ms after worker ${k} was terminated; diagnostics: ${JSON.stringify(rt.diagnostics().queues)}`);
+    }
+  } catch (e) {
+    if (!(e instanceof OwnerDiedError)) throw e;
+    outcome = 'owner-died';
+  }
+  lock.unlock();
+  workers[k] = start(rt, lock, k);
+  await step(workers[k].ready, `the replacement of worker ${k} to attach`);
+  return outcome;
+}
+
 async function main() {
   let rt = await Runtime.create();
   let lock = rt.lock();
@@ -83,61 +128,25 @@ async function main() {
   let poisoned = 0;
   for (let r = 1; r <= ROUNDS; r++) {
     const k = Math.floor(Math.random() * WORKERS);
-    await sleep(Math.random() * MAX_DELAY_MS);
-    await step(workers[k].w.terminate(), `terminate() of worker ${k}`);
-    await step(workers[k].exited, `worker ${k} to exit`);
-    await sleep(0); // the reaper runs on 'exit'
-    // Every survivor gets the lock again, with nobody else's help.
-    const before = counted.map((n) => n);
-    const end = performance.now() + TAKE_MS;
-    let stuck = [];
-    for (;;) {
-      stuck = workers.map((_, j) => j).filter((j) => j !== k && Atomics.load(counted, j) === before[j]);
-      if (stuck.length === 0 || performance.now() > end) break;
-      await sleep(1);
-    }
-    if (stuck.length > 0) {
-      let poisonedNow = false;
-      try {
-        rt.lock().free();
-      } catch (e) {
-        poisonedNow = POISONED.test(e?.message);
-      }
-      if (!poisonedNow) {
-        console.log(`FAILED: round ${r}: workers ${stuck.join(',')} had no turn with the lock within ${TAKE_MS} ms after worker ${k} was terminated; diagnostics: ${JSON.stringify(rt.diagnostics().queues)}`);
+    try {
+      const outcome = await round(rt, lock, workers, k);
+      console.log(`round ${r}: worker ${k} terminated${outcome === 'owner-died' ? ' (the main thread was told the owner died)' : ''}`);
+    } catch (e) {
+      if (e instanceof Failed) {
+        console.log(`FAILED: round ${r}: ${e.message}`);
         process.exit(1);
       }
-    }
-    let outcome;
-    try {
-      outcome = (await lock.lockAsync(TAKE_MS)) ? 'taken' : 'lost';
-    } catch (e) {
-      outcome = e instanceof OwnerDiedError ? 'owner-died' : POISONED.test(e?.message) ? 'poisoned' : `${e?.constructor?.name}: ${e?.message}`;
-    }
-    if (outcome === 'lost') {
-      console.log(`FAILED: round ${r}: the lock was not free within ${TAKE_MS} ms after worker ${k} was terminated; diagnostics: ${JSON.stringify(rt.diagnostics().queues)}`);
-      process.exit(1);
-    }
-    if (outcome === 'poisoned') {
+      if (!POISONED.test(e?.message)) throw e;
       // A death inside one of the runtime's own sections: start over.
       poisoned++;
-      console.log(`round ${r}: worker ${k} terminated; the runtime poisoned: a new one`);
+      console.log(`round ${r}: worker ${k} terminated; the runtime poisoned (${e.message}): a new one`);
       await step(Promise.all(workers.map((x) => x.w.terminate())), 'the workers of the poisoned runtime to end');
       rt.close();
       rt = await Runtime.create();
       lock = rt.lock();
       workers = Array.from({ length: WORKERS }, (_, j) => start(rt, lock, j));
       await step(Promise.all(workers.map((x) => x.ready)), 'the workers of the new runtime to attach');
-      continue;
     }
-    if (outcome !== 'taken' && outcome !== 'owner-died') {
-      console.log(`FAILED: round ${r}: ${outcome}`);
-      process.exit(1);
-    }
-    console.log(`round ${r}: worker ${k} terminated${outcome === 'owner-died' ? ' (the main thread was told the owner died)' : ''}`);
-    lock.unlock();
-    workers[k] = start(rt, lock, k);
-    await step(workers[k].ready, `the replacement of worker ${k} to attach`);
   }
   await Promise.all(workers.map((x) => x.w.terminate()));
   rt.close();
