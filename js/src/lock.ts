@@ -96,9 +96,12 @@ export class Lock extends Primitive<'parklot.lock'> {
         const at = this.#at;
         const held = core.held;
         if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0) {
+          held[3] = at; // the step (#giveQuiet)
           held[0] = HELD_NONE;
-          if (Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) return;
-          held[0] = at;
+          const was = Atomics.compareExchange(this.#bytes, at, LOCKED, 0);
+          if (was !== LOCKED) held[0] = at;
+          held[3] = 0;
+          if (was === LOCKED) return;
         }
         const code = this.#give(core);
         if (code !== Released.Ok) throw releaseError(code, 'Lock.unlock()');
@@ -121,9 +124,11 @@ export class Lock extends Primitive<'parklot.lock'> {
           if (core.closed) throw closedError();
           let released = false;
           if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0) {
+            held[3] = at; // the step (#giveQuiet)
             held[0] = HELD_NONE;
             released = Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED;
             if (!released) held[0] = at;
+            held[3] = 0;
           }
           if (!released) {
             const code = this.#give(core);
@@ -205,15 +210,22 @@ export class Lock extends Primitive<'parklot.lock'> {
    * only Lock the thread holds (`Core.held`): the hold forgotten first, as
    * wasm does, then one compare-and-swap of `LOCKED` to 0 (wasm's
    * `release_alone`); any other byte (waiters to wake, a mark) and nested
-   * holds go to the export that skips the diagnostics.
+   * holds go to the export that skips the diagnostics. The two inside a
+   * step (`held[3]`): an engine may stop the thread at the `Atomics` call
+   * (V8 did: in tests/js/death-in-lock.mjs a worker terminated there left
+   * the lock held by nobody), and a reaper that finds the step set poisons
+   * the runtime instead.
    */
   #giveQuiet(core: Core): number {
     const at = this.#at;
     const held = core.held;
     if (held[0] === at && held[1] === 0) {
+      held[3] = at;
       held[0] = HELD_NONE;
-      if (Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) return Released.Ok;
-      held[0] = at;
+      const was = Atomics.compareExchange(this.#bytes, at, LOCKED, 0);
+      if (was !== LOCKED) held[0] = at;
+      held[3] = 0;
+      if (was === LOCKED) return Released.Ok;
     }
     try {
       return core.raw.unlock(at);

@@ -454,10 +454,13 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
     const s = Atomics.load(words, i);
     const quiet = mode === Mode.Read ? (s & (WRITERS_PARKED | UPGRADE_PARKED)) === 0 : (s & ~PREFER_WRITERS) === WRITER;
     if (!quiet) return false;
+    // Inside a step, as Lock's release in JS (lock.ts, `#giveQuiet`).
+    held[3] = this.address;
     held[2] = 0;
-    if (Atomics.compareExchange(words, i, s, mode === Mode.Read ? s - ONE_READER : s & ~WRITER) === s) return true;
-    held[2] = mine;
-    return false;
+    const released = Atomics.compareExchange(words, i, s, mode === Mode.Read ? s - ONE_READER : s & ~WRITER) === s;
+    if (!released) held[2] = mine;
+    held[3] = 0;
+    return released;
   }
 
   /**

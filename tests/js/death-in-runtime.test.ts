@@ -14,7 +14,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Core } from '../../js/dist/core.js';
 import { Runtime } from '../../js/dist/index.js';
-import { LOCK_FLAT_IN_JS, SWAP_IN_JS } from '../../js/dist/engine.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
 import * as lockModule from '../../js/dist/lock.js';
 import { sleep, spawn as spawnWorker, untilQueued, withTimeout } from './helpers.js';
@@ -123,13 +122,7 @@ describe('a worker terminated on its way back from a wakeup', () => {
     rt.close();
   });
 
-  // Not on the JS paths (JavaScriptCore's and SpiderMonkey's, selected here
-  // by the preloads of scripts/test.sh's later runs): there a worker
-  // terminated inside Lock.unlock()'s uncontended release in JS (the record cleared, the
-  // compare-and-swap not yet made) leaves the lock held by nobody. Found by
-  // this scenario and not fixed yet: it failed in 4 of 6 runs of 60 rounds,
-  // and in none of 6 with that release sent to wasm instead.
-  it.skipIf(SWAP_IN_JS || LOCK_FLAT_IN_JS)(`${LOCK_ROUNDS} rounds of workers contending on one Lock, one terminated at random each round: every survivor gets the lock again, and so does the main thread`, async () => {
+  it(`${LOCK_ROUNDS} rounds of workers contending on one Lock, one terminated at random each round: every survivor gets the lock again, and so does the main thread`, async () => {
     const run = await runScenario('./death-in-lock.mjs', LOCK_ROUNDS);
     const output = run.lines.join('\n');
     console.log(output);
