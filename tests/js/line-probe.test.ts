@@ -10,9 +10,11 @@ describe('the line probe', () => {
     await probe.stop();
     for (const x of ns) {
       expect(Number.isFinite(x)).toBe(true);
-      // A round trip is at least two cache misses' worth, and far below a millisecond even when preempted often.
+      // A round trip is at least two cache misses' worth, and below a second
+      // even on a loaded machine (preempted, it took 7.7 ms on 2 cores
+      // beside a loom run): a sanity bound, not a timing.
       expect(x).toBeGreaterThan(1);
-      expect(x).toBeLessThan(1e6);
+      expect(x).toBeLessThan(1e9);
     }
   });
 
