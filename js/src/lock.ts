@@ -212,9 +212,10 @@ export class Lock extends Primitive<'parklot.lock'> {
    * `release_alone`); any other byte (waiters to wake, a mark) and nested
    * holds go to the export that skips the diagnostics. The two inside a
    * step (`held[3]`): an engine may stop the thread at the `Atomics` call
-   * (V8 did: in tests/js/death-in-lock.mjs a worker terminated there left
-   * the lock held by nobody), and a reaper that finds the step set poisons
-   * the runtime instead.
+   * (V8 with this path forced did, in tests/js/death-in-lock.mjs and in CI's
+   * death-in-runtime: a worker terminated there left the lock held by
+   * nobody), and a reaper that finds the step set poisons the runtime
+   * instead.
    */
   #giveQuiet(core: Core): number {
     const at = this.#at;

@@ -118,6 +118,16 @@ message_error!(
     "this condition is being waited on with another lock: every waiter of a condition must use the same lock"
 );
 
+/// How a [`Condition::wait_owing`] ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Waited {
+    /// A notify ended it (not the deadline).
+    pub notified: bool,
+    /// A `notify_all` moved the waiter onto the lock's queue and a release
+    /// handed it the lock: the caller holds it. Else the caller takes it back.
+    pub holding: bool,
+}
+
 /// A one-byte condition variable. `wait` returns only after a notify (or,
 /// for the timed forms, a timeout); notifies with nobody waiting cost one load.
 ///
@@ -240,20 +250,41 @@ impl Condition {
         waited.map(|relocked| relocked.expect("an unrefusable re-acquisition"))
     }
 
-    /// [`try_wait_raw`](Self::try_wait_raw) for a caller that can be told
-    /// that deadlock detection refused to take `lock` back (a cycle would
-    /// close): then `Ok(Err(cycle))`, the wait is over and `lock` is **not**
-    /// held, as after an async wait whose re-acquisition was refused.
+    /// The wait of [`try_wait_raw`](Self::try_wait_raw) without taking
+    /// `lock` back, for an embedder that reaps the threads it runs and
+    /// records their holds (the wasm module). If [`Waited::holding`], a
+    /// `notify_all` moved this waiter onto `lock`'s queue and its release
+    /// handed it the lock: the caller holds it. Else the caller takes `lock`
+    /// back itself, as it takes it anywhere else, so that nothing runs
+    /// between the lock's byte and the record of the hold. Either way the
+    /// wakeup's debt stays on record until the caller, having recorded the
+    /// hold (or a refusal), calls [`parking_lot::settled`]: a thread stopped
+    /// for good on its way back from its wakeup (in a call's prologue or at
+    /// a loop's back edge, where engines stop a thread) has its reaper pass
+    /// on the notify it was chosen for, or release the lock it was handed.
+    /// Its reaper must not pass it on once the hold is recorded
+    /// ([`parking_lot::abandon_thread`]'s `took`). `released` runs right
+    /// after this thread, queued, released `lock` (not if the wait is
+    /// refused): where the caller ends the step that forgets its hold.
     ///
     /// # Safety
-    /// As for `try_wait_raw`.
-    pub unsafe fn try_wait_raw_or_deadlock(
+    /// The caller holds `lock`; `released` must not panic nor park.
+    pub unsafe fn wait_owing(
         &self,
         lock: &Lock,
         deadline: Option<Instant>,
-    ) -> Result<Result<bool, crate::deadlock::DeadlockError>, WrongLock> {
+        released: impl FnOnce(),
+    ) -> Result<Waited, WrongLock> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.wait_then_relock(lock, deadline, || lock.lock_or_deadlock()) }
+        let (result, moved) = unsafe { self.park_until_woken::<true>(lock, deadline, released) }?;
+        let holding = matches!(result, ParkResult::Unparked(token) if Lock::handed_over(token));
+        if holding {
+            lock.handed_to_me();
+        }
+        Ok(Waited {
+            notified: result.is_unparked() || moved,
+            holding,
+        })
     }
 
     /// The wait of both: `Ok(Ok(notified))` with `lock` held again by
@@ -268,34 +299,8 @@ impl Condition {
         deadline: Option<Instant>,
         relock: impl FnOnce() -> Result<(), crate::deadlock::DeadlockError>,
     ) -> Result<Result<bool, crate::deadlock::DeadlockError>, WrongLock> {
-        let mut wrong = false;
-        // Set if the deadline passed on the lock's queue, where a notify_all
-        // had moved this waiter: it was notified.
-        let mut moved = false;
-        // SAFETY: the callbacks only read the queue and store this condition's
-        // or the lock's byte (no panics, no ParkingLot locking); `before_sleep`
-        // unlocks a lock the caller holds, which may unpark but never parks.
-        let result = unsafe {
-            parking_lot::park_owing_spinning(
-                self.key(),
-                || self.check_and_mark(lock, &mut wrong),
-                || lock.unlock(),
-                |key, was_last| {
-                    if key == self.key() {
-                        self.forget_waiters_if_last(was_last);
-                    } else {
-                        // Left the lock's queue, as the lock's own waiters do.
-                        moved = true;
-                        lock.forget_parked_if_last(was_last);
-                    }
-                },
-                deadline,
-                self.owed(lock),
-            )
-        };
-        if wrong {
-            return Err(WrongLock);
-        }
+        // SAFETY: forwarded from the caller.
+        let (result, moved) = unsafe { self.park_until_woken::<false>(lock, deadline, || {}) }?;
         match result {
             // Moved onto the lock's queue, and handed the lock by its release.
             ParkResult::Unparked(token) if Lock::handed_over(token) => lock.handed_to_me(),
@@ -306,6 +311,71 @@ impl Condition {
             }
         }
         Ok(Ok(result.is_unparked() || moved))
+    }
+
+    /// Queues this thread, releases `lock` (then runs `released`) and sleeps
+    /// until notified or `deadline`. Returns how the park ended and whether
+    /// the deadline passed on the lock's queue, where a `notify_all` had
+    /// moved this waiter (it was notified). With `SETTLE_LATER` the wakeup's
+    /// debt stays on record until [`parking_lot::settled`]
+    /// ([`wait_owing`](Self::wait_owing)).
+    ///
+    /// # Safety
+    /// As for `try_wait_raw`; `released` must not panic nor park.
+    unsafe fn park_until_woken<const SETTLE_LATER: bool>(
+        &self,
+        lock: &Lock,
+        deadline: Option<Instant>,
+        released: impl FnOnce(),
+    ) -> Result<(ParkResult, bool), WrongLock> {
+        let mut wrong = false;
+        // Set if the deadline passed on the lock's queue, where a notify_all
+        // had moved this waiter: it was notified.
+        let mut moved = false;
+        // SAFETY: the park's `validate`, on this condition's key.
+        let validate = || unsafe { self.check_and_mark(lock, &mut wrong) };
+        let before_sleep = || {
+            lock.unlock();
+            released();
+        };
+        let timed_out = |key: usize, was_last| {
+            if key == self.key() {
+                self.forget_waiters_if_last(was_last);
+            } else {
+                // Left the lock's queue, as the lock's own waiters do.
+                moved = true;
+                lock.forget_parked_if_last(was_last);
+            }
+        };
+        // SAFETY: the callbacks only read the queue and store this condition's
+        // or the lock's byte (no panics, no ParkingLot locking); `before_sleep`
+        // unlocks a lock the caller holds, which may unpark but never parks,
+        // and runs `released`, which neither panics nor parks (our contract).
+        let result = unsafe {
+            if SETTLE_LATER {
+                parking_lot::park_owing_spinning_until_settled(
+                    self.key(),
+                    validate,
+                    before_sleep,
+                    timed_out,
+                    deadline,
+                    self.owed(lock),
+                )
+            } else {
+                parking_lot::park_owing_spinning(
+                    self.key(),
+                    validate,
+                    before_sleep,
+                    timed_out,
+                    deadline,
+                    self.owed(lock),
+                )
+            }
+        };
+        if wrong {
+            return Err(WrongLock);
+        }
+        Ok((result, moved))
     }
 
     /// The `validate` of a wait with `lock`: refuses (setting `wrong`) if the

@@ -103,7 +103,7 @@ pub use blocking::{set_thread_may_block, thread_may_block};
 pub use clock::Instant;
 #[cfg(not(loom))]
 pub use condition::Condvar;
-pub use condition::{Condition, WrongLock};
+pub use condition::{Condition, Waited, WrongLock};
 pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
 #[cfg(not(loom))]
 pub use futures::{CondvarAsync, MutexAsync, RwLockAsync};

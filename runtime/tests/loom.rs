@@ -543,6 +543,45 @@ fn reaping_a_lock_waiter_that_saw_its_wakeup_and_never_acted() {
     });
 }
 
+/// A condition's async waiter chosen by `notify_one`, whose owner saw the
+/// claim (`poll_owing`, as JS reads its record's word) and was gone before
+/// it took its lock back, reaped while a blocking waiter waits: the reaper
+/// passes the notify on, so the live waiter sees the state change. (With
+/// `poll`, which ends the debt, the notify died with the gone owner and the
+/// live waiter waited for ever.)
+#[test]
+fn reaping_a_condition_waiter_that_saw_its_notify_and_never_acted() {
+    use parklot::parking_lot::AsyncWaiter;
+    parklot::set_spin_limit(0);
+    model(|| {
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
+        let gone = Arc::new(AsyncWaiter::new());
+        shared.0.lock();
+        unsafe { shared.1.wait_async_begin(&shared.0, &gone) }.unwrap();
+        let s = shared.clone();
+        let live = thread::spawn(move || {
+            s.0.lock();
+            while s.2.get() == 0 {
+                assert!(unsafe { s.1.wait_raw(&s.0, None) });
+            }
+            s.0.unlock();
+        });
+        shared.0.lock();
+        shared.2.bump();
+        shared.0.unlock();
+        assert!(
+            shared.1.notify_one(),
+            "the gone record is the oldest waiter"
+        );
+        // The owner looks once, then is gone for good.
+        assert!(gone.poll_owing().is_some());
+        reaper(&gone).join().unwrap();
+        live.join().unwrap();
+        assert!(!shared.0.is_locked(), "the lock is held by nobody");
+        assert!(!shared.1.notify_one(), "the has-waiters byte was left set");
+    });
+}
+
 /// A waker-record wait against a notify and a give-up (expire or cancel) on
 /// two threads: exactly one ends it, the waker runs once with that outcome,
 /// and the notify counts the wait only if it won.

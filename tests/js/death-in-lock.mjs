@@ -17,6 +17,8 @@ import { isMainThread, parentPort, workerData, Worker } from 'node:worker_thread
 import { OwnerDiedError, Runtime } from '../../js/dist/index.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 300);
+/** With CONDITION=1, each turn with the lock also waits on, or notifies, a Condition used with it. */
+const CONDITION = process.env.CONDITION === '1';
 const WORKERS = 4;
 /** A termination lands a random 0 to this many ms after the round starts. */
 const MAX_DELAY_MS = 4;
@@ -25,10 +27,11 @@ const TAKE_MS = 5000;
 const POISONED = /^parklot: this runtime is poisoned: /;
 
 async function worker() {
-  const { handle, lock: address, async, turns, index } = workerData;
+  const { handle, lock: address, cond: condAddress, async, turns, index } = workerData;
   const counted = new Int32Array(turns);
   const rt = await Runtime.attach(handle);
   const lock = rt.lockAt(address);
+  const cond = condAddress === undefined ? undefined : rt.conditionAt(condAddress);
   parentPort.postMessage('ready');
   for (let i = 0; ; i++) {
     Atomics.store(counted, WORKERS + index, 1); // in lock
@@ -43,6 +46,24 @@ async function worker() {
         return;
       } else {
         throw e;
+      }
+    }
+    if (cond !== undefined) {
+      Atomics.store(counted, WORKERS + index, 4); // in the condition
+      try {
+        if (i % 3 === 0) cond.notifyAll();
+        else if (i % 3 === 1) cond.notifyOne();
+        else if (async) await cond.waitAsync(lock, 2);
+        else cond.wait(lock, 2);
+      } catch (e) {
+        if (e instanceof OwnerDiedError) {
+          // Held again: a dead worker had it.
+        } else if (POISONED.test(e?.message)) {
+          parentPort.postMessage('poisoned');
+          return;
+        } else {
+          throw e;
+        }
       }
     }
     Atomics.store(counted, WORKERS + index, 2); // in unlock
@@ -64,19 +85,34 @@ function step(promise, what) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
+/** The Condition of each runtime, where CONDITION. */
+const conditions = new WeakMap();
+
 /** Each worker's turns with the lock, in its slot. */
 const turns = new SharedArrayBuffer(8 * WORKERS);
 const counted = new Int32Array(turns);
 
 function start(rt, lock, k) {
-  const w = rt.watch(new Worker(new URL(import.meta.url), { workerData: { handle: rt.handle(), lock: lock.address, async: k % 2 === 1, turns, index: k } }));
+  const cond = CONDITION ? conditions.get(rt) ?? conditions.set(rt, rt.condition()).get(rt) : undefined;
+  const w = rt.watch(new Worker(new URL(import.meta.url), { workerData: { handle: rt.handle(), lock: lock.address, cond: cond?.address, async: k % 2 === 1, turns, index: k } }));
   const ready = new Promise((resolve, reject) => {
     w.once('message', resolve);
     w.once('error', reject);
   });
   const exited = new Promise((resolve) => w.once('exit', resolve));
+  // A worker's own error is a failure; not the poisoned error, which any
+  // call may throw once a death poisoned the runtime.
+  w.on('error', (e) => {
+    if (!POISONED.test(e?.message)) workerErrors.push(`worker ${k}: ${e?.stack ?? e}`);
+  });
   return { w, ready, exited };
 }
+
+/** The errors workers ended with, as they come. */
+const workerErrors = [];
+
+/** Where worker `j` was last: what it set in its phase slot. */
+const phase = (j) => ['?', 'lock', 'unlock', 'neither', 'the condition'][Atomics.load(counted, WORKERS + j)];
 
 /** A failure of the scenario (not the poisoned error, which any call may throw once a death poisoned the runtime). */
 class Failed extends Error {}
@@ -103,7 +139,7 @@ async function round(rt, lock, workers, k) {
   }
   if (stuck.length > 0) {
     rt.lock().free(); // throws if a death poisoned the runtime meanwhile (the stuck then had the poisoned error)
-    throw new Failed(`workers ${stuck.join(',')} had no turn with the lock within ${TAKE_MS} ms after worker ${k} was terminated (in ${['?', 'lock', 'unlock', 'neither'][Atomics.load(counted, WORKERS + k)]}); its byte: ${new Uint8Array(rt.memory.buffer)[lock.address]}; threads: ${JSON.stringify(rt.diagnostics().threads.filter((t) => t.state !== 'reaped'))}; queues: ${JSON.stringify(rt.diagnostics().queues)}`);
+    throw new Failed(`workers ${stuck.join(',')} had no turn with the lock within ${TAKE_MS} ms after worker ${k} was terminated (in ${phase(k)}; the stuck in ${stuck.map(phase).join(', ')}); its byte: ${new Uint8Array(rt.memory.buffer)[lock.address]}; threads: ${JSON.stringify(rt.diagnostics().threads.filter((t) => t.state !== 'reaped'))}; queues: ${JSON.stringify(rt.diagnostics().queues)}; the workers' errors: ${JSON.stringify(workerErrors)}`);
   }
   let outcome = 'taken';
   try {
@@ -146,6 +182,10 @@ async function main() {
       lock = rt.lock();
       workers = Array.from({ length: WORKERS }, (_, j) => start(rt, lock, j));
       await step(Promise.all(workers.map((x) => x.ready)), 'the workers of the new runtime to attach');
+    }
+    if (workerErrors.length > 0) {
+      console.log(`FAILED: round ${r}: workers ended with errors: ${workerErrors.join('; ')}`);
+      process.exit(1);
     }
   }
   await Promise.all(workers.map((x) => x.w.terminate()));

@@ -500,6 +500,27 @@ const tasks = {
     sleep(1e9);
   },
 
+  /**
+   * Waits on the condition at `cond` with the lock at `lock`, stopped (a
+   * trap, or with `hang` spinning until terminated: posts 'stepping' first)
+   * between releasing the lock's byte and forgetting its hold; posts
+   * 'stopped' with what the wait did.
+   */
+  condStopped(rt, { lock, cond, hang = false }) {
+    const l = rt.lockAt(lock);
+    const c = rt.conditionAt(cond);
+    l.lock();
+    armStepTrap(rt, hang ? 3 + 0x100 : 3);
+    if (hang) post('stepping');
+    try {
+      c.wait(l, 60_000);
+      post('stopped', 'returned');
+    } catch (e) {
+      post('stopped', String(e));
+    }
+    sleep(1e9);
+  },
+
   /** Takes `mode` ('read' or 'write') of the reader-writer lock at `rw`, posts 'held', releases it once the i32 at `stop` is non-zero. */
   rwHoldUntilStop(rt, { rw, mode, stop }) {
     const l = rt.rwLockAt(rw);

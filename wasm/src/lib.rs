@@ -482,11 +482,16 @@ pub fn waiter_poll(waiter: u32) -> i32 {
 pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
     // SAFETY: the JS wrapper keeps the record alive and uses it for one wait at a time.
     let lock = unsafe { at::<Lock>(addr) };
-    took_if(
-        unsafe { lock.lock_async_begin(waiter_at(waiter)) },
-        addr,
-        lock,
-    )
+    // SAFETY: as above.
+    let waiter = unsafe { waiter_at(waiter) };
+    // SAFETY: as above.
+    let r = took_if(unsafe { lock.lock_async_begin(waiter) }, addr, lock);
+    // A condition's async waiter takes its lock back with the record its
+    // notify claimed, whose debt lasts until here (js/src/condition.ts): a
+    // record queued again owes nothing more; one that took the lock, or was
+    // refused, settles once that is recorded.
+    waiter.settled();
+    r
 }
 
 /// Async lock, step 2 (the waiter's word changed): taken, or `acquired::NO`
@@ -544,27 +549,50 @@ pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
         return waited::NOT_HELD;
     }
     let deadline = timeout(timeout_ms).and_then(|t| parklot::Instant::now().checked_add(t));
-    // While waiting, this thread does not hold the lock.
-    threads::let_go(lock_addr);
-    // SAFETY: this thread holds the lock (checked above).
-    let notified = match unsafe { at::<Condition>(cond).try_wait_raw_or_deadlock(lock, deadline) } {
-        Err(_) => {
-            threads::took(lock_addr); // refused: still held
-            return waited::WRONG_LOCK;
+    // While waiting, this thread does not hold the lock: its record and the
+    // lock's byte change as one step (`threads::begin_step`), from before
+    // it queues until it has released the byte and forgotten the hold, so
+    // that a thread stopped between the two poisons the runtime instead of
+    // leaving a lock that nobody holds (or a record of a hold it no longer
+    // has, which its reaper would release from under the next owner).
+    let step = Cell::new(Some(threads::begin_step()));
+    let end_step = || {
+        if let Some(step) = step.take() {
+            threads::end_step(step);
         }
-        Ok(Err(cycle)) => {
-            // Waited, and not taken back: not held.
-            diagnostics::refused(cycle);
-            return waited::DEADLOCK;
-        }
-        Ok(Ok(notified)) => notified,
     };
-    threads::took(lock_addr);
-    let mut r = if notified { waited::NOTIFIED } else { 0 };
-    if lock.take_owner_died() {
-        r |= waited::OWNER_DIED;
+    let released = || {
+        if let Some(step) = step.take() {
+            step.fault_point(threads::StepPoint::ConditionWait);
+            threads::let_go(lock_addr);
+            threads::end_step(step);
+        }
+    };
+    // SAFETY: this thread holds the lock (checked above); `released` only
+    // writes this thread's own records.
+    let woken = unsafe { at::<Condition>(cond).wait_owing(lock, deadline, released) };
+    end_step(); // refused: never released, still held
+    let Ok(woken) = woken else {
+        return waited::WRONG_LOCK;
+    };
+    // The lock back, and its record, before the wakeup's debt ends: handed
+    // over by a release (after a requeue), or taken as `lock` takes it, with
+    // nothing called between the byte and the record.
+    let taken = if woken.holding {
+        took(lock_addr, lock)
+    } else {
+        lock_with(lock_addr, Lock::try_lock)
+    };
+    settled();
+    let notified = if woken.notified { waited::NOTIFIED } else { 0 };
+    match taken {
+        acquired::YES => notified,
+        acquired::OWNER_DIED => notified | waited::OWNER_DIED,
+        // Waited, and not taken back: not held.
+        acquired::DEADLOCK => waited::DEADLOCK,
+        // Neither held (let go above) nor freed (a tombstone is never held).
+        other => unreachable!("condition_wait: the lock taken back said {other}"),
     }
-    r
 }
 
 /// Wakes the oldest waiter; whether there was one.
@@ -591,14 +619,19 @@ pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> u32
     if !lock.is_locked() || threads::holds(lock_addr) == Some(false) {
         return waited::NOT_HELD;
     }
+    // The byte released and the hold forgotten as one step, as in
+    // `condition_wait`.
+    let step = threads::begin_step();
     // SAFETY: this thread holds the lock (checked above); record as for lock_async_begin.
-    match unsafe { at::<Condition>(cond).wait_async_begin(lock, waiter_at(waiter)) } {
+    let r = match unsafe { at::<Condition>(cond).wait_async_begin(lock, waiter_at(waiter)) } {
         Ok(()) => {
             threads::let_go(lock_addr);
             0
         }
         Err(_) => waited::WRONG_LOCK,
-    }
+    };
+    threads::end_step(step);
+    r
 }
 
 /// Async wait, giving up: whether a notify came first.

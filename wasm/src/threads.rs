@@ -492,6 +492,9 @@ pub(crate) enum StepPoint {
     RwRelease = 1,
     /// A reader-writer lock's acquisition, between its word and its record.
     RwAcquire = 2,
+    /// A condition wait, between releasing its lock's byte and forgetting
+    /// the hold (`condition_wait`).
+    ConditionWait = 3,
 }
 
 /// Added to a [`StepPoint`] armed by [`arm_step_trap_for_test`]: the thread

@@ -406,3 +406,122 @@ fn lock_api_condvar_works_over_it() {
     pair.1.wait_while(&mut g, |ready| !*ready);
     assert!(*g);
 }
+
+/// A thread that waits with [`Condition::wait_owing`] on `pair` until
+/// woken, sends its record and how the wait ended, and then stops for good
+/// before it acts on the wakeup (it neither takes the lock back nor calls
+/// `settled`), as a terminated worker does: once told, it only ends.
+fn stopped_after_its_wakeup(
+    pair: &Arc<(Lock, Condition)>,
+) -> (
+    std::thread::JoinHandle<()>,
+    std::sync::mpsc::Receiver<(crate::parking_lot::ThreadRecord, Waited)>,
+    std::sync::mpsc::Sender<()>,
+) {
+    let (to_main, from_thread) = std::sync::mpsc::channel();
+    let (to_thread, from_main) = std::sync::mpsc::channel::<()>();
+    let p = pair.clone();
+    let t = std::thread::spawn(move || {
+        let record = crate::parking_lot::ThreadRecord::current().unwrap();
+        p.0.lock();
+        // SAFETY: the lock is held.
+        let woken = unsafe { p.1.wait_owing(&p.0, None, || {}) }.unwrap();
+        to_main.send((record, woken)).unwrap();
+        from_main.recv().unwrap();
+        // Reaped meanwhile: the record is not used again.
+    });
+    while crate::parking_lot::parked_count(pair.1.key()) != 1 {
+        std::thread::yield_now();
+    }
+    (t, from_thread, to_thread)
+}
+
+#[test]
+fn a_waiter_handed_the_lock_after_a_requeue_and_reaped_before_it_settled_passes_the_lock_on() {
+    let pair = Arc::new((Lock::new(), Condition::new()));
+    let (t, woken, go) = stopped_after_its_wakeup(&pair);
+    let live = live_waiter(&pair);
+    pair.0.lock();
+    assert_eq!(pair.1.notify_all(), 2, "both moved onto the held lock");
+    pair.0.unlock_fair(); // hands the lock to the first moved: the one that stops
+    let (record, waited) = woken.recv().unwrap();
+    assert_eq!(
+        waited,
+        Waited {
+            notified: true,
+            holding: true
+        }
+    );
+    // SAFETY (test): the thread is stopped on the channel and never touches
+    // its record again but to end.
+    unsafe { crate::parking_lot::abandon_thread_still_counted(record, |_| false) };
+    assert!(
+        live.join().unwrap(),
+        "the lock handed to the gone waiter was passed on to the live one"
+    );
+    assert!(!pair.0.is_locked(), "the lock is held by nobody");
+    go.send(()).unwrap();
+    t.join().unwrap();
+}
+
+/// A second waiter on `pair`, queued after the first: says whether it was
+/// notified once it has the lock back (it gives up waiting after 5 s).
+fn live_waiter(pair: &Arc<(Lock, Condition)>) -> LiveWaiter {
+    let p = pair.clone();
+    let (to_main, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        p.0.lock();
+        // SAFETY: the lock is held.
+        let notified = unsafe {
+            p.1.wait_raw(&p.0, Some(Instant::now() + Duration::from_secs(5)))
+        };
+        p.0.unlock();
+        to_main.send(notified).unwrap();
+    });
+    while crate::parking_lot::parked_count(pair.1.key()) != 2 {
+        std::thread::yield_now();
+    }
+    LiveWaiter(done)
+}
+
+/// [`live_waiter`]'s outcome.
+struct LiveWaiter(std::sync::mpsc::Receiver<bool>);
+
+impl LiveWaiter {
+    /// Whether it was notified; fails if it did not get the lock back
+    /// within 10 s (left blocked: a lock lost for good).
+    fn join(self) -> Result<bool, std::sync::mpsc::RecvTimeoutError> {
+        self.0.recv_timeout(Duration::from_secs(10))
+    }
+}
+
+#[test]
+fn a_notify_one_whose_blocked_waiter_is_reaped_before_it_took_the_lock_back_passes_to_the_next() {
+    let pair = Arc::new((Lock::new(), Condition::new()));
+    let (t, woken, go) = stopped_after_its_wakeup(&pair);
+    let live = live_waiter(&pair);
+    assert!(
+        pair.1.notify_one(),
+        "chooses the oldest: the one that stops"
+    );
+    let (record, waited) = woken.recv().unwrap();
+    assert_eq!(
+        waited,
+        Waited {
+            notified: true,
+            holding: false
+        }
+    );
+    // SAFETY (test): as above.
+    unsafe { crate::parking_lot::abandon_thread_still_counted(record, |_| false) };
+    assert!(
+        live.join().unwrap(),
+        "the notify passed on to the live waiter"
+    );
+    assert!(
+        !pair.0.is_locked(),
+        "the gone waiter never took the lock back"
+    );
+    go.send(()).unwrap();
+    t.join().unwrap();
+}

@@ -49,6 +49,8 @@ use table::{lock_bucket, lock_bucket_of};
 
 pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
 pub use cancel::{cancel_range, interrupt_thread, CANCELLED_TOKEN};
+#[cfg(all(test, not(loom)))]
+pub(crate) use reap::abandon_thread_still_counted;
 pub use reap::{abandon_async, abandon_async_holding, abandon_thread, ThreadRecord};
 pub use record::{Abandon, Owed};
 pub use requeue::{unpark_requeue, waiting_with, Queued, Requeue};
@@ -108,10 +110,13 @@ pub struct UnparkResult {
 
 /// The public forms of a park that owes something (see [`park_owing`]),
 /// each with its doc: `spin` first or not, keep the token's debt until
-/// [`settled`] (`settle_later`) or not. Each one's safety contract is
+/// [`settled`] (`settle_later`) or not, and who an unparker is told it wakes
+/// (`waits`: [`Waits::ThreadSettlingLater`] only for a lock's own waiters,
+/// which clear the mark or carry the bit a lock's release leaves them,
+/// [`UnparkResult::woken_settles_later`]). Each one's safety contract is
 /// [`park_owing`]'s, plus what its doc adds.
 macro_rules! park_variant {
-    ($(#[$doc:meta])* $name:ident: spin $spin:literal, settle_later $settle_later:literal) => {
+    ($(#[$doc:meta])* $name:ident: spin $spin:literal, settle_later $settle_later:literal, waits $waits:ident) => {
         $(#[$doc])*
         pub unsafe fn $name(
             key: usize,
@@ -124,12 +129,7 @@ macro_rules! park_variant {
             let (spin, settle_later) = ($spin, $settle_later);
             with_thread_data(|me| {
                 // SAFETY: a thread parks once at a time, so its record is not queued.
-                let waits = if settle_later {
-                    Waits::ThreadSettlingLater
-                } else {
-                    Waits::Thread
-                };
-                if !unsafe { enqueue(key, validate, me, owed, waits, deadline) } {
+                if !unsafe { enqueue(key, validate, me, owed, Waits::$waits, deadline) } {
                     return ParkResult::Invalid;
                 }
                 before_sleep();
@@ -206,7 +206,7 @@ park_variant! {
     /// As for [`park_conditionally`]; `owed.abandon`'s functions as their docs
     /// say, and `owed.object` is valid for them until every waiter that owes it
     /// has settled or been reaped.
-    park_owing: spin false, settle_later false
+    park_owing: spin false, settle_later false, waits Thread
 }
 
 park_variant! {
@@ -221,7 +221,7 @@ park_variant! {
     ///
     /// # Safety
     /// As for [`park_owing`].
-    park_owing_spinning: spin true, settle_later false
+    park_owing_spinning: spin true, settle_later false, waits Thread
 }
 
 park_variant! {
@@ -236,10 +236,28 @@ park_variant! {
     /// # Safety
     /// As for [`park_owing`]; after an `Unparked` result the thread calls
     /// [`settled`] before it parks again.
-    park_owing_until_settled: spin false, settle_later true
+    park_owing_until_settled: spin false, settle_later true, waits ThreadSettlingLater
 }
 
-/// Ends the debt of this thread's last [`park_owing_until_settled`] wakeup:
+park_variant! {
+    /// [`park_owing_spinning`] whose debt outlives the wakeup, as
+    /// [`park_owing_until_settled`]'s does, until the thread calls
+    /// [`settled`]; but an unparker is told it wakes a plain thread
+    /// ([`UnparkResult::woken_settles_later`] false): a lock's release leaves
+    /// it no mark to clear nor bit to carry. For a condition's waiter in an
+    /// embedder that reaps its threads (the wasm module): it acts on its
+    /// wakeup (takes its lock back, or keeps the lock a requeue handed it)
+    /// and records that before the debt ends, so that a thread stopped on
+    /// its way back has its notify or its lock passed on by its reaper.
+    ///
+    /// # Safety
+    /// As for [`park_owing`]; after an `Unparked` result the thread calls
+    /// [`settled`] before it parks again (or parks again, which ends it too).
+    park_owing_spinning_until_settled: spin true, settle_later true, waits Thread
+}
+
+/// Ends the debt of this thread's last [`park_owing_until_settled`] (or
+/// [`park_owing_spinning_until_settled`]) wakeup:
 /// it has acted on its token, and a reaper has nothing left to pass on.
 /// (Parking again ends it too.)
 pub fn settled() {

@@ -78,6 +78,20 @@ pub unsafe fn abandon_thread(record: ThreadRecord, took: impl Fn(*const ()) -> b
     crate::diagnostics::thread_gone(unsafe { (*record.0).thread });
 }
 
+/// [`abandon_thread`] for a test whose gone thread still ends as threads
+/// do, its record's drop then ending its count.
+///
+/// # Safety
+/// As for [`abandon_thread`], but the thread may run again to end.
+#[cfg(all(test, not(loom)))]
+pub(crate) unsafe fn abandon_thread_still_counted(
+    record: ThreadRecord,
+    took: impl Fn(*const ()) -> bool,
+) {
+    // SAFETY: per our contract the record is live and its owner gone.
+    unsafe { abandon(&*record.0, &took) };
+}
+
 /// Reaps an async record whose owner is gone (see the module docs). The
 /// record may be dropped afterwards, and must not be used for a wait again.
 ///
