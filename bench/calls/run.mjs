@@ -6,7 +6,7 @@
 // after the other. Measured, never asserted.
 //
 //   node bench/calls/run.mjs [--quick] [--out DIR] [--pkg NAME=PATH ...]
-//       [--detection NAME ...] [--forms F,F,...]
+//       [--detection NAME ...] [--forms F,F,...] [--runtimes R,R,...]
 //
 // --pkg: a package build to measure (its js/dist/index.js), repeatable; the
 // default is this tree's, named "parklot". Two builds (before=..., after=...)
@@ -15,6 +15,7 @@
 // (`rt.setDeadlockDetection(true)`); one build may be named twice, once with
 // it. --forms: only these call forms (default all six: lock/unlock,
 // withLock, write/unlockWrite, withWrite, acquire/release, withPermits).
+// --runtimes: only these of Node, Deno and Bun (default all three).
 // Writes DIR/calls.json (every round, ChartSpecs) and DIR/calls.md.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ const { values: args } = parseArgs({
     pkg: { type: 'string', multiple: true },
     detection: { type: 'string', multiple: true },
     forms: { type: 'string' },
+    runtimes: { type: 'string' },
   },
 });
 const QUICK = args.quick;
@@ -51,11 +53,16 @@ const FORMS = args.forms?.split(',');
 
 // The runtimes' binaries: pinned in tests/runtimes/package.json, installed by scripts/setup.sh.
 const bin = (path) => join(ROOT, 'tests', 'runtimes', 'node_modules', path);
-const RUNTIMES = [
+const ALL_RUNTIMES = [
   { name: 'Node', command: [process.execPath] },
   { name: 'Deno', command: [bin('@deno/linux-x64-glibc/deno'), 'run', '--allow-all'] },
   { name: 'Bun', command: [bin('@oven/bun-linux-x64/bin/bun')] },
 ];
+const RUNTIMES = args.runtimes === undefined ? ALL_RUNTIMES : args.runtimes.split(',').map((name) => {
+  const rt = ALL_RUNTIMES.find((r) => r.name.toLowerCase() === name.trim().toLowerCase());
+  if (rt === undefined) throw new Error(`--runtimes ${name}: expected one of ${ALL_RUNTIMES.map((r) => r.name).join(', ')}`);
+  return rt;
+});
 const params = { rounds: QUICK ? 1 : 5, ms: QUICK ? 50 : 300, workers: QUICK ? [1, 2] : [1, 2, 4, 8], ...(FORMS && { forms: FORMS }) };
 const machine = { cpu: cpus()[0]?.model.trim(), cores: cpus().length, platform: `${platform()} ${release()} ${arch()}`, loadavg: loadavg() };
 const MEASURE = fileURLToPath(new URL('./measure.mjs', import.meta.url));
