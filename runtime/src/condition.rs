@@ -351,26 +351,20 @@ impl Condition {
         // or the lock's byte (no panics, no ParkingLot locking); `before_sleep`
         // unlocks a lock the caller holds, which may unpark but never parks,
         // and runs `released`, which neither panics nor parks (our contract).
+        let park = if SETTLE_LATER {
+            parking_lot::park_owing_spinning_until_settled as unsafe fn(_, _, _, _, _, _) -> _
+        } else {
+            parking_lot::park_owing_spinning
+        };
         let result = unsafe {
-            if SETTLE_LATER {
-                parking_lot::park_owing_spinning_until_settled(
-                    self.key(),
-                    validate,
-                    before_sleep,
-                    timed_out,
-                    deadline,
-                    self.owed(lock),
-                )
-            } else {
-                parking_lot::park_owing_spinning(
-                    self.key(),
-                    validate,
-                    before_sleep,
-                    timed_out,
-                    deadline,
-                    self.owed(lock),
-                )
-            }
+            park(
+                self.key(),
+                validate,
+                before_sleep,
+                timed_out,
+                deadline,
+                self.owed(lock),
+            )
         };
         if wrong {
             return Err(WrongLock);

@@ -39,14 +39,7 @@ async function worker() {
       if (async) await lock.lockAsync();
       else lock.lock();
     } catch (e) {
-      if (e instanceof OwnerDiedError) {
-        // Held now: a dead worker had it.
-      } else if (POISONED.test(e?.message)) {
-        parentPort.postMessage('poisoned');
-        return;
-      } else {
-        throw e;
-      }
+      if (poisonedBy(e)) return;
     }
     if (cond !== undefined) {
       Atomics.store(counted, WORKERS + index, 4); // in the condition
@@ -56,14 +49,7 @@ async function worker() {
         else if (async) await cond.waitAsync(lock, 2);
         else cond.wait(lock, 2);
       } catch (e) {
-        if (e instanceof OwnerDiedError) {
-          // Held again: a dead worker had it.
-        } else if (POISONED.test(e?.message)) {
-          parentPort.postMessage('poisoned');
-          return;
-        } else {
-          throw e;
-        }
+        if (poisonedBy(e)) return;
       }
     }
     Atomics.store(counted, WORKERS + index, 2); // in unlock
@@ -73,6 +59,19 @@ async function worker() {
     // Let the event loop in now and then (an async worker needs it anyway).
     if (!async && i % 64 === 0) await new Promise((r) => setImmediate(r));
   }
+}
+
+/**
+ * What a worker makes of an error its lock (or condition) call threw: an
+ * `OwnerDiedError` leaves the lock held (a dead worker had it), the
+ * poisoned error is reported (true: the worker stops), anything else is
+ * thrown on.
+ */
+function poisonedBy(e) {
+  if (e instanceof OwnerDiedError) return false;
+  if (!POISONED.test(e?.message)) throw e;
+  parentPort.postMessage('poisoned');
+  return true;
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
