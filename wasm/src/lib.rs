@@ -487,10 +487,14 @@ pub fn lock_async_begin(addr: u32, waiter: u32) -> u32 {
     // SAFETY: as above.
     let r = took_if(unsafe { lock.lock_async_begin(waiter) }, addr, lock);
     // A condition's async waiter takes its lock back with the record its
-    // notify claimed, whose debt lasts until here (js/src/condition.ts): a
-    // record queued again owes nothing more; one that took the lock, or was
-    // refused, settles once that is recorded.
-    waiter.settled();
+    // notify claimed, whose debt lasts until here (js/src/condition.ts): one
+    // that took the lock, or was refused, settles once that is recorded. A
+    // record queued again (`NO`) owes nothing more (its queueing ended the
+    // debt), and must not settle: a release may have handed it the lock
+    // already, a debt its reaper must still find.
+    if r != acquired::NO {
+        waiter.settled();
+    }
     r
 }
 
