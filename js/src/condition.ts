@@ -100,8 +100,9 @@ export class Condition extends Primitive<'parklot.condition'> {
       let notified: boolean;
       core.keepAlive.enter();
       try {
-        // Owing: a notify this record was chosen for stays owed (its reaper
-        // passes it on) until the lock's taken back below (lock_async_begin).
+        // Owing: a notify this record was chosen for, seen here or found by
+        // the cancel, stays owed (its reaper passes it on) until the lock is
+        // taken back below (lock_async_begin).
         notified = await settle(core, record, deadline, signal, true);
         if (!notified) notified = g.condition_wait_async_cancel(this.address, record.address);
       } finally {

@@ -432,11 +432,36 @@ impl Condition {
     /// `waiter` was queued by `wait_async_begin` on this condition and the
     /// wait has not been settled.
     pub unsafe fn wait_async_cancel(&self, waiter: &AsyncWaiter) -> bool {
-        // SAFETY: the callback stores this condition's byte.
+        // SAFETY: forwarded from the caller.
+        unsafe { self.cancel_settling(waiter, false) }
+    }
+
+    /// [`wait_async_cancel`](Self::wait_async_cancel) for a waiter that will
+    /// take the lock back with the same record, as wasm's async wait does:
+    /// a notify that came first stays owed (a reaper passes it on) until
+    /// [`AsyncWaiter::settled`], once the lock is back.
+    ///
+    /// # Safety
+    /// As for [`wait_async_cancel`](Self::wait_async_cancel).
+    pub unsafe fn wait_async_cancel_owing(&self, waiter: &AsyncWaiter) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.cancel_settling(waiter, true) }
+    }
+
+    /// The two cancels, the notify's debt ended now or left to the owner.
+    ///
+    /// # Safety
+    /// As for [`wait_async_cancel`](Self::wait_async_cancel).
+    unsafe fn cancel_settling(&self, waiter: &AsyncWaiter, owing: bool) -> bool {
+        let left = |_, was_last| self.forget_waiters_if_last(was_last);
+        // SAFETY: forwarded from the caller; the callback stores this
+        // condition's byte.
         let result = unsafe {
-            parking_lot::cancel_async(self.key(), waiter, |_, was_last| {
-                self.forget_waiters_if_last(was_last)
-            })
+            if owing {
+                parking_lot::cancel_async_owing(self.key(), waiter, left)
+            } else {
+                parking_lot::cancel_async(self.key(), waiter, left)
+            }
         };
         matches!(result, ParkResult::Unparked(_))
     }

@@ -582,6 +582,45 @@ fn reaping_a_condition_waiter_that_saw_its_notify_and_never_acted() {
     });
 }
 
+/// As the model above, where the owner's timeout fired after the notify
+/// chose its record: its cancel finds the notify and keeps it owed, and the
+/// reaper passes it on. (With the cancel that ends the debt, the notify died
+/// with the gone owner and the live waiter waited for ever.) Which of a
+/// cancel and a notify wins is `async_cancel_against_notify_agree_on_who_won`.
+#[test]
+fn reaping_a_condition_waiter_whose_cancel_found_its_notify() {
+    use parklot::parking_lot::AsyncWaiter;
+    parklot::set_spin_limit(0);
+    model(|| {
+        let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
+        let gone = Arc::new(AsyncWaiter::new());
+        shared.0.lock();
+        unsafe { shared.1.wait_async_begin(&shared.0, &gone) }.unwrap();
+        let s = shared.clone();
+        let live = thread::spawn(move || {
+            s.0.lock();
+            while s.2.get() == 0 {
+                assert!(unsafe { s.1.wait_raw(&s.0, None) });
+            }
+            s.0.unlock();
+        });
+        shared.0.lock();
+        shared.2.bump();
+        shared.0.unlock();
+        assert!(
+            shared.1.notify_one(),
+            "the gone record is the oldest waiter"
+        );
+        assert!(
+            unsafe { shared.1.wait_async_cancel_owing(&gone) },
+            "the notify came first"
+        );
+        reaper(&gone).join().unwrap();
+        live.join().unwrap();
+        assert!(!shared.0.is_locked(), "the lock is held by nobody");
+    });
+}
+
 /// A waker-record wait against a notify and a give-up (expire or cancel) on
 /// two threads: exactly one ends it, the waker runs once with that outcome,
 /// and the notify counts the wait only if it won.

@@ -638,11 +638,13 @@ pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> u32
     r
 }
 
-/// Async wait, giving up: whether a notify came first.
+/// Async wait, giving up: whether a notify came first. That notify stays
+/// owed until the lock is back (`lock_async_begin` settles it), as one the
+/// waiter's word reported does (js/src/condition.ts).
 #[wasm_bindgen]
 pub fn condition_wait_async_cancel(cond: u32, waiter: u32) -> bool {
     // SAFETY: as for condition_wait_async_begin.
-    unsafe { at::<Condition>(cond).wait_async_cancel(waiter_at(waiter)) }
+    unsafe { at::<Condition>(cond).wait_async_cancel_owing(waiter_at(waiter)) }
 }
 
 /// # Safety

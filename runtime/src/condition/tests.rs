@@ -133,6 +133,54 @@ fn a_notify_one_the_reaped_waiter_never_took_passes_to_the_next() {
     );
 }
 
+/// An async waiter whose timeout fires just after a notify chose it: its
+/// cancel finds the notify, which it owes until it has taken the lock back
+/// (wasm's `lock_async_begin` settles it). Reaped before that, it passes the
+/// notify on, as a waiter reaped before it polled does.
+#[test]
+fn a_notify_that_won_the_race_with_a_cancel_passes_on_if_the_waiter_is_reaped_before_it_took_the_lock_back(
+) {
+    let pair = Arc::new((Lock::new(), Condition::new()));
+    let gone = AsyncWaiter::new();
+    queue_async_wait(&pair.1, &pair.0, &gone);
+    let live = live_waiter(&pair);
+    assert!(pair.1.notify_one(), "chooses the oldest: the async record");
+    // SAFETY: `gone` was queued on this condition and not settled since.
+    assert!(
+        unsafe { pair.1.wait_async_cancel_owing(&gone) },
+        "the notify came first"
+    );
+    // SAFETY: nobody uses `gone` again.
+    unsafe { crate::parking_lot::abandon_async(&gone) };
+    assert!(
+        live.join().unwrap(),
+        "the notify passed on to the live waiter"
+    );
+}
+
+/// The same cancel, where the waiter took the lock back and settled before
+/// it was reaped: it owes nothing, and the reaper passes nothing on.
+#[test]
+fn a_cancelled_waiter_that_settled_leaves_its_reaper_nothing_to_pass_on() {
+    let pair = Arc::new((Lock::new(), Condition::new()));
+    let gone = AsyncWaiter::new();
+    queue_async_wait(&pair.1, &pair.0, &gone);
+    let live = live_waiter(&pair);
+    assert!(pair.1.notify_one(), "chooses the oldest: the async record");
+    // SAFETY: `gone` was queued on this condition and not settled since.
+    assert!(unsafe { pair.1.wait_async_cancel_owing(&gone) });
+    gone.settled();
+    // SAFETY: nobody uses `gone` again.
+    unsafe { crate::parking_lot::abandon_async(&gone) };
+    assert_eq!(
+        crate::parking_lot::parked_count(pair.1.key()),
+        1,
+        "the live waiter still waits: nothing was passed on"
+    );
+    assert!(pair.1.notify_one());
+    assert!(live.join().unwrap());
+}
+
 #[test]
 fn a_reaped_waiter_that_was_last_clears_the_byte() {
     with_a_queued_waiter(|_, c, gone| {

@@ -134,6 +134,36 @@ pub unsafe fn cancel_async(
     waiter: &AsyncWaiter,
     timed_out: impl FnOnce(usize, bool),
 ) -> ParkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { cancel_async_settling(key, waiter, timed_out, false) }
+}
+
+/// [`cancel_async`] for a wait whose wakeup leaves state behind (as
+/// [`AsyncWaiter::poll_owing`]): if an unpark claimed `waiter` first, its
+/// token stays owed, and a reaper passes it on, until the owner calls
+/// [`settled`](AsyncWaiter::settled).
+///
+/// # Safety
+/// As for [`cancel_async`].
+pub unsafe fn cancel_async_owing(
+    key: usize,
+    waiter: &AsyncWaiter,
+    timed_out: impl FnOnce(usize, bool),
+) -> ParkResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { cancel_async_settling(key, waiter, timed_out, true) }
+}
+
+/// [`cancel_async`], the token's debt ended now or left to the owner.
+///
+/// # Safety
+/// As for [`cancel_async`].
+unsafe fn cancel_async_settling(
+    key: usize,
+    waiter: &AsyncWaiter,
+    timed_out: impl FnOnce(usize, bool),
+    settle_later: bool,
+) -> ParkResult {
     debug_assert_eq!(key, waiter.queued_key(), "cancelled under another address");
     // SAFETY: forwarded from the caller. A claimed word parker is complete at
     // once; the portable one completes a few instructions after its claim.
@@ -146,7 +176,7 @@ pub unsafe fn cancel_async(
                     crate::sync::spin_loop();
                 }
             },
-            false,
+            settle_later,
         )
     };
     // A record that calls back ([`super::TaskWaiter`]'s) is told of its

@@ -47,7 +47,9 @@ use crate::sys::{now_ns, UnparkHandle};
 use record::{with_thread_data, ThreadData, Waits};
 use table::{lock_bucket, lock_bucket_of};
 
-pub use async_waiter::{cancel_async, park_async, park_async_owing, AsyncWaiter};
+pub use async_waiter::{
+    cancel_async, cancel_async_owing, park_async, park_async_owing, AsyncWaiter,
+};
 pub use cancel::{cancel_range, interrupt_thread, CANCELLED_TOKEN};
 #[cfg(all(test, not(loom)))]
 pub(crate) use reap::abandon_thread_still_counted;
