@@ -15,10 +15,14 @@ cd "$(dirname "$0")/.."
 # loader gives it (package.json's "files" lists the same).
 shipped=(x86_64-unknown-linux-gnu:linux-x64-gnu aarch64-unknown-linux-gnu:linux-arm64-gnu)
 
+cargo_home=$(cd "${CARGO_HOME:-$HOME/.cargo}" && pwd)
+
 # Builds for $1 (a Rust target, or "" for this machine), named $2.
 build() {
   local target=$1 platform=$2 args=() dir lib
-  local target_dir="${CARGO_TARGET_DIR:-target}"
+  # A target directory of its own: the flags below would otherwise rebuild
+  # what the tests build in target/ (cargo keys its cache on them).
+  local target_dir="${CARGO_TARGET_DIR:-target}/addon"
   if [ -n "$target" ] && [ "$target" != "$(rustc -vV | sed -n 's/^host: //p')" ]; then
     args=(--target "$target")
     dir="$target_dir/$target/release"
@@ -29,12 +33,16 @@ build() {
   else
     dir="$target_dir/release"
   fi
-  cargo build --quiet --release -p parklot-node "${args[@]}"
+  # The addon ships in the npm package: panic locations name its crates'
+  # sources, which must not be this machine's paths (checked below).
+  RUSTFLAGS="--remap-path-prefix=$cargo_home=cargo --remap-path-prefix=$PWD=parklot" \
+    CARGO_TARGET_DIR="$target_dir" cargo build --quiet --release -p parklot-node "${args[@]}"
   case "$platform" in
     darwin-*) lib="$dir/libparklot_node.dylib" ;;
     win32-*) lib="$dir/parklot_node.dll" ;;
     *) lib="$dir/libparklot_node.so" ;;
   esac
+  bash scripts/no-machine-paths.sh "$lib"
   local out="node/lib/parklot.$platform.node"
   # Copy only when it changed, so that a running process keeps its mapping;
   # through a file of its own, so that concurrent builds do not mix.

@@ -38,6 +38,9 @@ if [ ! -f "$OUT/parklot_wasm_bg.wasm" ] || [ "$WASM" -nt "$OUT/parklot_wasm_bg.w
     # loop of "not-equal" waits, it counted 1 instead of 100 (right with --no-liftoff).
     wasm-bindgen --target web --remove-name-section --out-dir "$OUT" "$WASM"
 fi
+# The module ships in the npm package: no path of the machine that built it
+# (wasm/.cargo/config.toml leaves out the panic locations that would).
+bash scripts/no-machine-paths.sh "$OUT/parklot_wasm_bg.wasm"
 # Let the package release a closed runtime's instance: an ES module is never
 # collected, so without this each glue copy would keep its instance and the
 # memory (a 1 GiB reservation) alive for the life of the process; with it, a
