@@ -543,17 +543,16 @@ fn reaping_a_lock_waiter_that_saw_its_wakeup_and_never_acted() {
     });
 }
 
-/// A condition's async waiter chosen by `notify_one`, whose owner saw the
-/// claim (`poll_owing`, as JS reads its record's word) and was gone before
-/// it took its lock back, reaped while a blocking waiter waits: the reaper
-/// passes the notify on, so the live waiter sees the state change. (With
-/// `poll`, which ends the debt, the notify died with the gone owner and the
-/// live waiter waited for ever.)
-#[test]
-fn reaping_a_condition_waiter_that_saw_its_notify_and_never_acted() {
+/// A condition's async waiter chosen by `notify_one`, whose owner learned of
+/// the notify through `learn` and was gone before it took its lock back,
+/// reaped while a blocking waiter waits: the reaper passes the notify on, so
+/// the live waiter sees the state change.
+fn reaping_a_condition_waiter_that_learned_of_its_notify(
+    learn: fn(&Condition, &parklot::parking_lot::AsyncWaiter) -> bool,
+) {
     use parklot::parking_lot::AsyncWaiter;
     parklot::set_spin_limit(0);
-    model(|| {
+    model(move || {
         let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
         let gone = Arc::new(AsyncWaiter::new());
         shared.0.lock();
@@ -573,8 +572,8 @@ fn reaping_a_condition_waiter_that_saw_its_notify_and_never_acted() {
             shared.1.notify_one(),
             "the gone record is the oldest waiter"
         );
-        // The owner looks once, then is gone for good.
-        assert!(gone.poll_owing().is_some());
+        // The owner learns of it once, then is gone for good.
+        assert!(learn(&shared.1, &gone), "the notify came first");
         reaper(&gone).join().unwrap();
         live.join().unwrap();
         assert!(!shared.0.is_locked(), "the lock is held by nobody");
@@ -582,42 +581,22 @@ fn reaping_a_condition_waiter_that_saw_its_notify_and_never_acted() {
     });
 }
 
-/// As the model above, where the owner's timeout fired after the notify
-/// chose its record: its cancel finds the notify and keeps it owed, and the
-/// reaper passes it on. (With the cancel that ends the debt, the notify died
-/// with the gone owner and the live waiter waited for ever.) Which of a
-/// cancel and a notify wins is `async_cancel_against_notify_agree_on_who_won`.
+/// The owner saw the claim (`poll_owing`, as JS reads its record's word).
+/// (With `poll`, which ends the debt, the notify died with the gone owner
+/// and the live waiter waited for ever.)
+#[test]
+fn reaping_a_condition_waiter_that_saw_its_notify_and_never_acted() {
+    reaping_a_condition_waiter_that_learned_of_its_notify(|_, gone| gone.poll_owing().is_some());
+}
+
+/// The owner's timeout fired after the notify chose its record: its cancel
+/// finds the notify and keeps it owed. (With the cancel that ends the debt,
+/// `wait_async_cancel`, the live waiter waited for ever.) Which of a cancel
+/// and a notify wins is `async_cancel_against_notify_agree_on_who_won`.
 #[test]
 fn reaping_a_condition_waiter_whose_cancel_found_its_notify() {
-    use parklot::parking_lot::AsyncWaiter;
-    parklot::set_spin_limit(0);
-    model(|| {
-        let shared = Arc::new((Lock::new(), Condition::new(), Counter::new()));
-        let gone = Arc::new(AsyncWaiter::new());
-        shared.0.lock();
-        unsafe { shared.1.wait_async_begin(&shared.0, &gone) }.unwrap();
-        let s = shared.clone();
-        let live = thread::spawn(move || {
-            s.0.lock();
-            while s.2.get() == 0 {
-                assert!(unsafe { s.1.wait_raw(&s.0, None) });
-            }
-            s.0.unlock();
-        });
-        shared.0.lock();
-        shared.2.bump();
-        shared.0.unlock();
-        assert!(
-            shared.1.notify_one(),
-            "the gone record is the oldest waiter"
-        );
-        assert!(
-            unsafe { shared.1.wait_async_cancel_owing(&gone) },
-            "the notify came first"
-        );
-        reaper(&gone).join().unwrap();
-        live.join().unwrap();
-        assert!(!shared.0.is_locked(), "the lock is held by nobody");
+    reaping_a_condition_waiter_that_learned_of_its_notify(|cond, gone| unsafe {
+        cond.wait_async_cancel_owing(gone)
     });
 }
 
