@@ -161,15 +161,12 @@ export class Core {
    * This thread's record of the `Lock`s it holds (wasm/src/threads.rs,
    * `HeldLocks`): `held[0]` the one taken last, or -1 (none); `held[1]`
    * how many others; `held[2]` one reader-writer lock hold taken in JS
-   * (its address plus 1 for a read, 2 for a write), or 0; `held[3]` set
-   * while a release in JS is between forgetting its record and its
-   * compare-and-swap (a reaper that finds it set poisons the runtime: it
-   * cannot tell whether the word was released). Lock's and RwLock's
-   * uncontended calls write them themselves (lock.ts, rwlock.ts), so that a
-   * reaper finds what a dead thread held. Four words of the thread's
-   * registry entry, which stays where it is until the thread unregisters;
-   * before that and after, four words of nobody's (`noHolds()`: no fast
-   * path applies).
+   * (its address plus 1 for a read, 2 for a write), or 0. Lock's and
+   * RwLock's uncontended calls write them themselves (lock.ts, rwlock.ts),
+   * so that a reaper finds what a dead thread held. Three words of the
+   * thread's registry entry, which stays where it is until the thread
+   * unregisters; before that and after, three words of nobody's
+   * (`noHolds()`: no fast path applies).
    */
   held: Int32Array;
   /** The count of reader-writer locks marked owner-died (wasm/src/owner_died.rs), read after RwLock's uncontended write in JS. Static data, as `diagMode`. */
@@ -227,7 +224,7 @@ export class Core {
     this.diagMode = new Uint8Array(this.#heapBuffer, raw.diag_mode_address() >>> 0, 1);
     this.rwMarks = new Uint32Array(this.#heapBuffer, raw.rwlock_marks_address() >>> 0, 1);
     const held = raw.thread_held_address() >>> 0;
-    this.held = held === 0 ? noHolds() : new Int32Array(this.#heapBuffer, held, 4);
+    this.held = held === 0 ? noHolds() : new Int32Array(this.#heapBuffer, held, 3);
     this.pool = new WaiterPool(glue, () => this.heap32());
     // The runtime's own memory: no public call may reach it (kinds.ts).
     this.#probe = glue.kind_alloc(Kind.Internal, 4, 4);
@@ -468,7 +465,7 @@ export class Core {
  * reader-writer hold is -1, so neither Lock's nor RwLock's fast paths apply.
  */
 function noHolds(): Int32Array {
-  return Int32Array.of(0, 0, -1, 0);
+  return Int32Array.of(0, 0, -1);
 }
 
 /**

@@ -95,13 +95,9 @@ export class Lock extends Primitive<'parklot.lock'> {
         if (core.closed) throw closedError();
         const at = this.#at;
         const held = core.held;
-        if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0) {
-          held[3] = at; // the step (#giveQuiet)
-          held[0] = HELD_NONE;
-          const was = Atomics.compareExchange(this.#bytes, at, LOCKED, 0);
-          if (was !== LOCKED) held[0] = at;
-          held[3] = 0;
-          if (was === LOCKED) return;
+        if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0 && Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) {
+          held[0] = HELD_NONE; // after the swap (#giveQuiet)
+          return;
         }
         const code = this.#give(core);
         if (code !== Released.Ok) throw releaseError(code, 'Lock.unlock()');
@@ -122,15 +118,9 @@ export class Lock extends Primitive<'parklot.lock'> {
         } finally {
           // As unlock() throws, these outrank fn's own outcome.
           if (core.closed) throw closedError();
-          let released = false;
-          if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0) {
-            held[3] = at; // the step (#giveQuiet)
-            held[0] = HELD_NONE;
-            released = Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED;
-            if (!released) held[0] = at;
-            held[3] = 0;
-          }
-          if (!released) {
+          if (core.diagMode[0] === 0 && held[0] === at && held[1] === 0 && Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) {
+            held[0] = HELD_NONE; // after the swap (#giveQuiet)
+          } else {
             const code = this.#give(core);
             if (code !== Released.Ok) throw releaseError(code, 'Lock.withLock()');
           }
@@ -207,26 +197,29 @@ export class Lock extends Primitive<'parklot.lock'> {
 
   /**
    * `#give` where `SWAP_IN_JS` while the diagnostics are off. If this is the
-   * only Lock the thread holds (`Core.held`): the hold forgotten first, as
-   * wasm does, then one compare-and-swap of `LOCKED` to 0 (wasm's
-   * `release_alone`); any other byte (waiters to wake, a mark) and nested
-   * holds go to the export that skips the diagnostics. The two inside a
-   * step (`held[3]`): an engine may stop the thread at the `Atomics` call
-   * (V8 with this path forced did, in tests/js/death-in-lock.mjs and in CI's
-   * death-in-runtime: a worker terminated there left the lock held by
-   * nobody), and a reaper that finds the step set poisons the runtime
-   * instead.
+   * only Lock the thread holds (`Core.held`): one compare-and-swap of
+   * `LOCKED` to 0 (wasm's `release_alone`), then the hold forgotten; any
+   * other byte (waiters to wake, a mark) and nested holds go to the export
+   * that skips the diagnostics, which finds the hold still recorded.
+   *
+   * The swap comes first, the reverse of the acquisition, so that a thread
+   * stopped for good on the way (a worker terminated) leaves its record
+   * telling the truth: engines stop a thread where their code checks for
+   * termination, at a call (the `Atomics` call too: V8 with this path
+   * forced did, in tests/js/death-in-lock.mjs) or a loop's back edge, never
+   * between an `Atomics` call's effect and the next statement (which the
+   * acquisition relies on too: its record comes right after its swap).
+   * Stopped before the swap, the thread still holds the byte and its
+   * record says so: its reaper releases the lock, marked owner-died. (The
+   * hold forgotten first left the lock held by nobody; inside a step, as
+   * it was until this order, the reaper had to poison the runtime.)
    */
   #giveQuiet(core: Core): number {
     const at = this.#at;
     const held = core.held;
-    if (held[0] === at && held[1] === 0) {
-      held[3] = at;
+    if (held[0] === at && held[1] === 0 && Atomics.compareExchange(this.#bytes, at, LOCKED, 0) === LOCKED) {
       held[0] = HELD_NONE;
-      const was = Atomics.compareExchange(this.#bytes, at, LOCKED, 0);
-      if (was !== LOCKED) held[0] = at;
-      held[3] = 0;
-      if (was === LOCKED) return Released.Ok;
+      return Released.Ok;
     }
     try {
       return core.raw.unlock(at);

@@ -441,9 +441,9 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
   /**
    * Releases in JS, where `SWAP_IN_JS`, a read or write `#takeInJs` took,
    * if releasing it wakes nobody (no writer or upgrade parked after a read;
-   * a plain write lock): the record forgotten first, as wasm does, then one
-   * compare-and-swap. Whether it did; if not, nothing changed and wasm
-   * releases it (it finds the record there too).
+   * a plain write lock): one compare-and-swap, then the record forgotten
+   * (why in this order: lock.ts, `#giveQuiet`). Whether it did; if not,
+   * nothing changed and wasm releases it (it finds the record there too).
    */
   #giveInJs(core: Core, mode: Mode): boolean {
     const held = core.held;
@@ -454,13 +454,10 @@ export class RwLock extends Primitive<'parklot.rwlock'> {
     const s = Atomics.load(words, i);
     const quiet = mode === Mode.Read ? (s & (WRITERS_PARKED | UPGRADE_PARKED)) === 0 : (s & ~PREFER_WRITERS) === WRITER;
     if (!quiet) return false;
-    // Inside a step, as Lock's release in JS (lock.ts, `#giveQuiet`).
-    held[3] = this.address;
+    // The swap first, then the record, as Lock's release in JS (lock.ts, `#giveQuiet`).
+    if (Atomics.compareExchange(words, i, s, mode === Mode.Read ? s - ONE_READER : s & ~WRITER) !== s) return false;
     held[2] = 0;
-    const released = Atomics.compareExchange(words, i, s, mode === Mode.Read ? s - ONE_READER : s & ~WRITER) === s;
-    if (!released) held[2] = mine;
-    held[3] = 0;
-    return released;
+    return true;
   }
 
   /**

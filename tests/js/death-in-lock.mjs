@@ -11,8 +11,11 @@
 // blocking, half async) is terminated at a random moment; once its 'exit'
 // was reaped, every other worker must still get the lock (each counts its
 // turns), and then the main thread must too (with a deadline); the worker
-// is then replaced. Prints a summary; exits 1 on a lost lock or a lost
-// wakeup. As a worker: the loop.
+// is then replaced. Every holder also claims an owner slot while it holds
+// the lock: a reaper that released a lock a live thread held (a death
+// mistaken for a holder's) shows there as two holders at once. Prints a
+// summary; exits 1 on a lost lock, a lost wakeup or two holders. As a
+// worker: the loop.
 import { isMainThread, parentPort, workerData, Worker } from 'node:worker_threads';
 import { OwnerDiedError, Runtime } from '../../js/dist/index.js';
 
@@ -26,23 +29,51 @@ const MAX_DELAY_MS = 4;
 const TAKE_MS = 5000;
 const POISONED = /^parklot: this runtime is poisoned: /;
 
+/** `counted`'s slot of the lock's current holder (worker index + 1, or MAIN), 0 while free. */
+const OWNER = 2 * WORKERS;
+/** The main thread in the owner slot. */
+const MAIN = 100;
+
+/**
+ * Claims the owner slot for `me`, who just took the lock: nobody else may
+ * be in it, unless the lock came with `OwnerDiedError` (the dead holder's
+ * claim is stale then).
+ */
+function enter(counted, me, ownerDied) {
+  const was = Atomics.exchange(counted, OWNER, me);
+  if (was !== 0 && !ownerDied) throw new Error(`two holders: ${me} took the lock while ${was} held it`);
+}
+
+/** Gives the owner slot back before `me` releases the lock: still its own. */
+function leave(counted, me) {
+  const was = Atomics.compareExchange(counted, OWNER, me, 0);
+  if (was !== me) throw new Error(`two holders: ${was} took the lock from under ${me}`);
+}
+
 async function worker() {
   const { handle, lock: address, cond: condAddress, async, turns, index } = workerData;
   const counted = new Int32Array(turns);
+  const me = index + 1;
   const rt = await Runtime.attach(handle);
   const lock = rt.lockAt(address);
   const cond = condAddress === undefined ? undefined : rt.conditionAt(condAddress);
   parentPort.postMessage('ready');
   for (let i = 0; ; i++) {
     Atomics.store(counted, WORKERS + index, 1); // in lock
+    let ownerDied = false;
     try {
       if (async) await lock.lockAsync();
       else lock.lock();
     } catch (e) {
       if (poisonedBy(e)) return;
+      ownerDied = true;
     }
+    enter(counted, me, ownerDied);
     if (cond !== undefined) {
       Atomics.store(counted, WORKERS + index, 4); // in the condition
+      const waits = i % 3 === 2;
+      if (waits) leave(counted, me);
+      ownerDied = false;
       try {
         if (i % 3 === 0) cond.notifyAll();
         else if (i % 3 === 1) cond.notifyOne();
@@ -50,9 +81,12 @@ async function worker() {
         else cond.wait(lock, 2);
       } catch (e) {
         if (poisonedBy(e)) return;
+        ownerDied = true;
       }
+      if (waits) enter(counted, me, ownerDied);
     }
     Atomics.store(counted, WORKERS + index, 2); // in unlock
+    leave(counted, me);
     lock.unlock();
     Atomics.store(counted, WORKERS + index, 3); // between
     Atomics.add(counted, index, 1);
@@ -87,8 +121,8 @@ function step(promise, what) {
 /** The Condition of each runtime, where CONDITION. */
 const conditions = new WeakMap();
 
-/** Each worker's turns with the lock, in its slot. */
-const turns = new SharedArrayBuffer(8 * WORKERS);
+/** Each worker's turns with the lock, in its slot; then its phase; then the owner slot. */
+const turns = new SharedArrayBuffer(8 * WORKERS + 4);
 const counted = new Int32Array(turns);
 
 function start(rt, lock, k) {
@@ -149,6 +183,12 @@ async function round(rt, lock, workers, k) {
     if (!(e instanceof OwnerDiedError)) throw e;
     outcome = 'owner-died';
   }
+  try {
+    enter(counted, MAIN, outcome === 'owner-died');
+    leave(counted, MAIN);
+  } catch (e) {
+    throw new Failed(e.message);
+  }
   lock.unlock();
   workers[k] = start(rt, lock, k);
   await step(workers[k].ready, `the replacement of worker ${k} to attach`);
@@ -177,6 +217,7 @@ async function main() {
       console.log(`round ${r}: worker ${k} terminated; the runtime poisoned (${e.message}): a new one`);
       await step(Promise.all(workers.map((x) => x.w.terminate())), 'the workers of the poisoned runtime to end');
       rt.close();
+      Atomics.store(counted, OWNER, 0); // a claim the old runtime's workers left
       rt = await Runtime.create();
       lock = rt.lock();
       workers = Array.from({ length: WORKERS }, (_, j) => start(rt, lock, j));

@@ -92,13 +92,6 @@ struct HeldLocks {
     /// question about holds asks both ([`has`], [`holds_any`], [`remove`],
     /// and the reaper).
     rw: u32,
-    /// Set by JS (to the lock's address) while it releases an uncontended
-    /// hold of `last` or `rw` in JS: from before it forgets the record until
-    /// after its compare-and-swap of the lock's word. An engine may stop a
-    /// thread at that `Atomics` call; a reaper that finds this set cannot
-    /// tell whether the word was released, and poisons the runtime, as for
-    /// a thread stopped inside a step of wasm's ([`begin_step`]). Offset 12.
-    js_step: u32,
     /// The others, in no particular order.
     rest: Vec<u32>,
 }
@@ -141,7 +134,6 @@ impl HeldLocks {
         HeldLocks {
             last: Self::NONE,
             others: 0,
-            js_step: 0,
             rw: 0,
             rest: Vec::new(),
         }
@@ -348,7 +340,7 @@ pub fn thread_reap(tag: u32, out: u32) -> u32 {
         // SAFETY: registered entries stay allocated until removed under the lock.
         let i = entries.iter().position(|&e| unsafe { (*e).tag } == tag)?;
         // SAFETY: as above; the thread is gone, so nothing writes it.
-        if unsafe { (*entries[i]).stepping || (*entries[i]).held.js_step != 0 } {
+        if unsafe { (*entries[i]).stepping } {
             return Some(Err(()));
         }
         Some(Ok(entries.swap_remove(i)))
