@@ -221,6 +221,7 @@ const SECTIONS: Record<number, string> = {
   16: 'thread registry',
   17: 'internal tables',
   18: 'lock bookkeeping',
+  19: 'kind table',
 };
 
 /** How the thread that poisoned a runtime died (runtime/src/critical.rs). */

@@ -180,6 +180,26 @@ pub fn is_inside(marker: u32) -> bool {
     marker & DEPTH != 0
 }
 
+/// How many sections a [`marker`] word says its thread is inside (0: none).
+pub fn depth(marker: u32) -> u32 {
+    marker & DEPTH
+}
+
+/// Marks the gone thread whose marker is at `marker` as inside no section:
+/// its reaper repaired what it left there (the embedder knows how, for a
+/// section whose state it keeps twice), so that it is reaped, not poisoned.
+///
+/// # Safety
+/// As for [`inside`]: the thread is gone for good, and its storage is
+/// still allocated.
+pub unsafe fn forget_gone(marker: usize) {
+    let marker = core::ptr::with_exposed_provenance::<AtomicU32>(marker);
+    // SAFETY: a live marker word (caller's contract), its provenance
+    // exposed by `marker_address`; its thread writes it no more.
+    let m = unsafe { &*marker };
+    m.store(m.load(Ordering::Relaxed) & ENTRIES, Ordering::Release);
+}
+
 /// Poisons the runtime: thread `tag` died (`how`) inside `section`. Returns
 /// false if it was already poisoned (the first cause stays).
 pub fn poison(section: Section, tag: u32, how: u8) -> bool {

@@ -68,6 +68,8 @@ mod rwlock;
 mod semaphore;
 mod sync;
 mod sys;
+// A lock whose holder a reaper can take over (the wasm module's kind table).
+mod takeover_lock;
 pub mod toy_locks;
 // Threads for the unit tests: spawning, contending, waiting awake.
 #[cfg(all(test, not(loom)))]
@@ -114,6 +116,7 @@ pub use lock::{
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};
 pub use sys::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
+pub use takeover_lock::TakeoverLock;
 pub use word_lock::WordLock;
 // The rest of the toolkit: reader-writer lock, semaphore, barrier, once.
 pub use barrier::{Barrier, BarrierError, BarrierWaitResult, MAX_PARTIES};

@@ -15,7 +15,7 @@ use loom::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 use parklot::parking_lot::{park_conditionally, unpark_one, ParkResult};
-use parklot::{futex, Condition, Lock, WaitResult, WordLock};
+use parklot::{futex, Condition, Lock, TakeoverLock, WaitResult, WordLock};
 
 mod common;
 use common::model;
@@ -128,6 +128,74 @@ fn word_lock_excludes_and_wakes() {
         assert_eq!(counter.get(), 2);
         assert!(!lock.is_locked());
     });
+}
+
+#[test]
+fn takeover_lock_excludes_and_wakes() {
+    model(|| {
+        let (lock, counter) = guarded(TakeoverLock::new());
+        let hs: Vec<_> = (1..=2u32)
+            .map(|t| {
+                let (lock, counter) = (lock.clone(), counter.clone());
+                thread::spawn(move || {
+                    lock.lock(t * 2);
+                    counter.bump();
+                    lock.unlock();
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(counter.get(), 2);
+    });
+}
+
+/// A holder of a `TakeoverLock` dies (its thread ends without releasing, or
+/// with `dies_releasing` between its release's swap and its wake) while
+/// another thread waits for the lock, maybe asleep; the reaper, once the
+/// holder is gone (joined: the death signal), takes the lock over and
+/// releases it, or finds it released and wakes the sleepers. The waiter
+/// must get the lock: a sleeper left unwoken is a deadlock in loom.
+fn takeover_lock_reaped_holder(dies_releasing: bool) {
+    model(move || {
+        let (lock, counter) = guarded(TakeoverLock::new());
+        let holder = {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                lock.lock(2);
+                if dies_releasing {
+                    lock.release_and_die_before_the_wake();
+                }
+            })
+        };
+        let waiter = {
+            let (lock, counter) = (lock.clone(), counter.clone());
+            thread::spawn(move || {
+                lock.lock(4);
+                counter.bump();
+                lock.unlock();
+            })
+        };
+        holder.join().unwrap();
+        if lock.take_over(2, 6) {
+            lock.unlock();
+        } else {
+            lock.wake_all();
+        }
+        waiter.join().unwrap();
+        assert_eq!(counter.get(), 1);
+    });
+}
+
+#[test]
+fn takeover_lock_reaper_releases_for_a_holder_that_died_holding_it() {
+    takeover_lock_reaped_holder(false);
+}
+
+#[test]
+fn takeover_lock_reaper_wakes_the_sleepers_of_a_holder_that_died_releasing_it() {
+    takeover_lock_reaped_holder(true);
 }
 
 /// `threads` threads each take the lock once and bump a counter.

@@ -521,6 +521,19 @@ const tasks = {
     sleep(1e9);
   },
 
+  /**
+   * Allocates a block, stopped inside the kind table's edit of it (`point`:
+   * 4 while it changes the table's first copy, 5 the second), spinning
+   * there after it posts 'stepping' until the test terminates it.
+   */
+  allocStopped(rt, { point }) {
+    armStepTrap(rt, point + 0x100);
+    post('stepping');
+    rt.alloc(24, 8);
+    post('stopped', 'returned');
+    sleep(1e9);
+  },
+
   /** Takes `mode` ('read' or 'write') of the reader-writer lock at `rw`, posts 'held', releases it once the i32 at `stop` is non-zero. */
   rwHoldUntilStop(rt, { rw, mode, stop }) {
     const l = rt.rwLockAt(rw);

@@ -20,14 +20,20 @@
 //!   freed one whose bytes were not handed out again through it.
 //! - `placed`: primitives declared inside blocks of bytes, and freed ones;
 //!   they go when their block is freed.
+//!
+//! The table is kept twice ([`Shared`]), so that a worker terminated while
+//! it edits one copy leaves the other whole, and its reaper repairs the
+//! table instead of poisoning the runtime.
 
-use crate::threads::locked;
+use crate::sections::KIND_TABLE;
+use crate::threads::{test_point, StepPoint};
 use core::cell::UnsafeCell;
-use parklot::{Barrier, Condition, Lock, Once, OnceState, RawRwLock, Semaphore, WordLock};
+use parklot::critical;
+use parklot::{Barrier, Condition, Lock, Once, OnceState, RawRwLock, Semaphore, TakeoverLock};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicI32, AtomicU32, AtomicU8, Ordering};
 use wasm_bindgen::prelude::*;
 
 /// What an address holds (js/src/kinds.ts, `Kind`).
@@ -132,6 +138,7 @@ unsafe fn busy(addr: u32, kind: u32) -> bool {
     }
 }
 
+#[derive(Clone)]
 struct Table {
     made: BTreeMap<u32, Object>,
     placed: BTreeMap<u32, Object>,
@@ -246,18 +253,85 @@ fn busy_placed(placed: &BTreeMap<u32, Object>, start: u32, end: u32) -> Option<u
         .map(|(p, _)| p)
 }
 
-/// The table, behind a WordLock (it spins on a thread that may not block).
-struct Shared {
-    lock: WordLock,
-    table: UnsafeCell<Table>,
+/// One change to the table, decided on the first copy and then made to
+/// each copy in turn ([`with_table`]): the same change to the same state,
+/// so the copies stay equal. (Deciding once matters: the decision may read
+/// a primitive's word, which can change between two looks.)
+#[derive(Clone, Copy)]
+enum Edit {
+    /// [`Table::record`].
+    Record(u32, Object),
+    /// The entry of `made` at this address goes.
+    Forget(u32),
+    /// The entry at this address, in `placed` (true) or `made`, is marked freed.
+    MarkFreed(u32, bool),
+    /// What `placed` says of `[start, end)` goes ([`carve`]).
+    CarvePlaced(u32, u32),
+    /// A primitive placed at this address.
+    Place(u32, Object),
 }
 
-// SAFETY: `table` is only touched with `lock` held (`with_table`).
+impl Edit {
+    fn apply(self, t: &mut Table) {
+        match self {
+            Edit::Record(addr, o) => t.record(addr, o),
+            Edit::Forget(addr) => {
+                t.made.remove(&addr);
+            }
+            Edit::MarkFreed(addr, placed) => {
+                let map = if placed { &mut t.placed } else { &mut t.made };
+                if let Some(o) = map.get_mut(&addr) {
+                    o.kind = kind::FREED;
+                }
+            }
+            Edit::CarvePlaced(start, end) => {
+                if !t.placed.is_empty() {
+                    carve(&mut t.placed, start, end);
+                }
+            }
+            Edit::Place(addr, o) => {
+                t.placed.insert(addr, o);
+            }
+        }
+    }
+}
+
+/// The edits of one call: at most two.
+type Edits = [Option<Edit>; 2];
+
+/// A call that reads the table only.
+const NO_EDITS: Edits = [None, None];
+
+/// The table, kept twice behind a lock that names its holder
+/// ([`TakeoverLock`]). A thread stopped for good inside a BTreeMap's insert or
+/// removal (a worker terminated: an engine stops it at any call) leaves
+/// that map in pieces nobody can put together, and before, any death
+/// inside the table's section poisoned the runtime. So each edit is made
+/// to the first copy, then to the second: a thread that dies holding the
+/// lock leaves at least one copy whole, which its reaper copies over the
+/// other ([`recover_from`]) before it releases the lock for it and reaps it
+/// as any other thread. A thread that dies waiting for the lock leaves
+/// nothing behind. Reads use the first copy.
+///
+/// `editing`, written only by the lock's holder and read by a reaper once
+/// the holder is gone (the death signal orders the read after the holder's
+/// writes; compiler fences keep each write where it is): 0, the copies are
+/// equal; 1, the first is being edited (the second is whole, as before the
+/// edit); 2, the second is (the first is whole, as after it).
+struct Shared {
+    lock: TakeoverLock,
+    copies: UnsafeCell<[Table; 2]>,
+    editing: AtomicU32,
+}
+
+// SAFETY: `copies` is only touched with `lock` held (`with_table`,
+// `recover_from`).
 unsafe impl Sync for Shared {}
 
 static SHARED: Shared = Shared {
-    lock: WordLock::new(),
-    table: UnsafeCell::new(Table::new()),
+    lock: TakeoverLock::new(),
+    copies: UnsafeCell::new([Table::new(), Table::new()]),
+    editing: AtomicU32::new(0),
 };
 
 /// Bumped by every free and placement: a view checked before then is
@@ -277,10 +351,80 @@ pub(crate) fn is_tombstone(addr: u32) -> bool {
     addr == TOMBSTONE.as_ptr() as u32
 }
 
-fn with_table<T>(f: impl FnOnce(&mut Table) -> T) -> T {
-    // SAFETY: the table's lock is held for the whole call, and `f` cannot
-    // reach `with_table` again (nothing in this module calls out).
-    locked(&SHARED.lock, || f(unsafe { &mut *SHARED.table.get() }))
+/// Runs `decide` on the table under its lock, then makes the edits it
+/// returns to each copy in turn (see [`Shared`]); returns what it decided.
+fn with_table<T>(decide: impl FnOnce(&Table) -> (T, Edits)) -> T {
+    // Inside the section from before the lock is asked for until after it
+    // was released: a reaper then knows to look at the lock's holder.
+    critical::enter(KIND_TABLE);
+    SHARED.lock.lock(critical::marker_address() as u32);
+    let r = {
+        // SAFETY: the lock is held for the whole call, and `decide` cannot
+        // reach `with_table` again (nothing in this module calls out).
+        let copies = unsafe { &mut *SHARED.copies.get() };
+        let (r, edits) = decide(&copies[0]);
+        if edits[0].is_some() {
+            for (i, copy) in copies.iter_mut().enumerate() {
+                SHARED.editing.store(i as u32 + 1, Ordering::Relaxed);
+                compiler_fence(Ordering::SeqCst);
+                for e in edits.into_iter().flatten() {
+                    e.apply(copy);
+                }
+                test_point(if i == 0 {
+                    StepPoint::KindTableFirstCopy
+                } else {
+                    StepPoint::KindTableSecondCopy
+                });
+                compiler_fence(Ordering::SeqCst);
+            }
+            SHARED.editing.store(0, Ordering::Relaxed);
+        }
+        r
+    };
+    compiler_fence(Ordering::SeqCst);
+    SHARED.lock.unlock();
+    critical::leave();
+    r
+}
+
+/// [`with_table`] for a call that only reads.
+fn read_table<T>(read: impl FnOnce(&Table) -> T) -> T {
+    with_table(|t| (read(t), NO_EDITS))
+}
+
+/// For the reaper of a thread that is gone inside the table's section,
+/// whose marker is at `marker`. If it held the table's lock, the reaper
+/// takes the lock over, copies the copy it left whole over the one it may
+/// have left in pieces, and releases the lock. If not, it died waiting for
+/// the lock, or after its release: it left nothing but perhaps sleepers
+/// that its release did not wake, which are woken. Either way the dead
+/// thread may be reaped. A reaper that dies in here holds the lock, so its
+/// own reaper repairs again.
+pub(crate) fn recover_from(marker: u32) {
+    critical::enter(KIND_TABLE);
+    let me = critical::marker_address() as u32;
+    if !SHARED.lock.take_over(marker, me) {
+        SHARED.lock.wake_all();
+        critical::leave();
+        return;
+    }
+    // SAFETY: this thread holds the lock now: nobody else touches the
+    // copies until it releases it.
+    let copies = unsafe { &mut *SHARED.copies.get() };
+    let editing = SHARED.editing.load(Ordering::Relaxed) as usize;
+    if editing == 1 || editing == 2 {
+        let (torn, whole) = (editing - 1, 2 - editing);
+        let repaired = copies[whole].clone();
+        // SAFETY: `copies[torn]` is valid memory for a Table; its old value
+        // is left as it is (leaked): dropping a map stopped mid-edit could
+        // free what it does not own.
+        unsafe { core::ptr::write(&mut copies[torn], repaired) };
+        compiler_fence(Ordering::SeqCst);
+        SHARED.editing.store(0, Ordering::Relaxed);
+    }
+    compiler_fence(Ordering::SeqCst);
+    SHARED.lock.unlock();
+    critical::leave();
 }
 
 fn bump() {
@@ -294,15 +438,14 @@ pub(crate) fn record_internal(addr: u32, layout: Layout) {
         kind: kind::INTERNAL,
         align_log2: layout.align().trailing_zeros(),
     };
-    with_table(|t| t.record(addr, o));
+    with_table(|_| ((), [Some(Edit::Record(addr, o)), None]));
 }
 
 /// Forgets memory the module allocated for itself, about to be freed.
 pub(crate) fn forget_internal(addr: u32) {
     with_table(|t| {
-        if t.made.get(&addr).is_some_and(|o| o.kind == kind::INTERNAL) {
-            t.made.remove(&addr);
-        }
+        let internal = t.made.get(&addr).is_some_and(|o| o.kind == kind::INTERNAL);
+        ((), [internal.then_some(Edit::Forget(addr)), None])
     });
 }
 
@@ -331,7 +474,7 @@ pub fn kind_alloc(kind: u32, bytes: u32, align: u32) -> u32 {
             kind,
             align_log2: layout.align().trailing_zeros(),
         };
-        with_table(|t| t.record(addr, o));
+        with_table(|_| ((), [Some(Edit::Record(addr, o)), None]));
     }
     addr
 }
@@ -346,51 +489,12 @@ pub fn kind_alloc(kind: u32, bytes: u32, align: u32) -> u32 {
 /// allocated as `kind` is freed.
 #[wasm_bindgen]
 pub fn kind_free(addr: u32, kind: u32, bytes: u32, align: u32) -> u32 {
-    let r = with_table(|t| {
-        let Table { made, placed } = t;
-        if let Some(o) = placed.get_mut(&addr).filter(|_| is_primitive(kind)) {
-            if o.kind != kind {
-                return Err(checked::NOT_THERE);
-            }
-            // SAFETY: the table says a live primitive of `kind` is there.
-            if unsafe { busy(addr, kind) } {
-                return Err(checked::BUSY);
-            }
-            o.kind = kind::FREED;
+    let r = with_table(|t| match decide_free(t, addr, kind, bytes, align) {
+        Ok((layout, edits)) => {
             bump();
-            return Ok(None);
+            (Ok(layout), edits)
         }
-        // One lookup, and the entry is marked freed in place.
-        let Some(entry) = made.get_mut(&addr).filter(|o| o.kind == kind) else {
-            return Err(checked::NOT_THERE);
-        };
-        let o = *entry;
-        let layout = match kind {
-            kind::BYTES => {
-                if o.size != bytes || 1u64 << o.align_log2 != u64::from(align) {
-                    return Err(checked::WRONG_LAYOUT);
-                }
-                let end = addr + o.extent();
-                if busy_placed(placed, addr, end).is_some() {
-                    return Err(checked::BUSY);
-                }
-                if !placed.is_empty() {
-                    carve(placed, addr, end);
-                }
-                crate::layout(bytes, align)
-            }
-            kind::INTERNAL => crate::layout(o.size, 1 << o.align_log2),
-            _ => {
-                // SAFETY: the table says a live primitive of `kind` is there.
-                if unsafe { busy(addr, kind) } {
-                    return Err(checked::BUSY);
-                }
-                primitive_layout(kind)
-            }
-        };
-        entry.kind = kind::FREED;
-        bump();
-        Ok(layout)
+        Err(code) => (Err(code), NO_EDITS),
     });
     match r {
         Ok(layout) => {
@@ -409,12 +513,61 @@ pub fn kind_free(addr: u32, kind: u32, bytes: u32, align: u32) -> u32 {
     }
 }
 
+/// What [`kind_free`] does to the table: the layout to free (none for a
+/// placed primitive) and the edits that mark it freed, or why not.
+fn decide_free(
+    t: &Table,
+    addr: u32,
+    kind: u32,
+    bytes: u32,
+    align: u32,
+) -> Result<(Option<Layout>, Edits), u32> {
+    if let Some(o) = t.placed.get(&addr).filter(|_| is_primitive(kind)) {
+        if o.kind != kind {
+            return Err(checked::NOT_THERE);
+        }
+        // SAFETY: the table says a live primitive of `kind` is there.
+        if unsafe { busy(addr, kind) } {
+            return Err(checked::BUSY);
+        }
+        return Ok((None, [Some(Edit::MarkFreed(addr, true)), None]));
+    }
+    // One lookup; the entry is marked freed in place.
+    let Some(&o) = t.made.get(&addr).filter(|o| o.kind == kind) else {
+        return Err(checked::NOT_THERE);
+    };
+    let freed = Some(Edit::MarkFreed(addr, false));
+    match kind {
+        kind::BYTES => {
+            if o.size != bytes || 1u64 << o.align_log2 != u64::from(align) {
+                return Err(checked::WRONG_LAYOUT);
+            }
+            let end = addr + o.extent();
+            if busy_placed(&t.placed, addr, end).is_some() {
+                return Err(checked::BUSY);
+            }
+            Ok((
+                crate::layout(bytes, align),
+                [Some(Edit::CarvePlaced(addr, end)), freed],
+            ))
+        }
+        kind::INTERNAL => Ok((crate::layout(o.size, 1 << o.align_log2), [freed, None])),
+        _ => {
+            // SAFETY: the table says a live primitive of `kind` is there.
+            if unsafe { busy(addr, kind) } {
+                return Err(checked::BUSY);
+            }
+            Ok((primitive_layout(kind), [freed, None]))
+        }
+    }
+}
+
 /// The first primitive placed in `[addr, addr + bytes)` that is held or
 /// waited for, or 0: what a refused free of a block was refused for.
 #[wasm_bindgen]
 pub fn kind_busy_in(addr: u32, bytes: u32) -> u32 {
     let end = addr.saturating_add(bytes.max(1));
-    with_table(|t| busy_placed(&t.placed, addr, end).unwrap_or(0))
+    read_table(|t| busy_placed(&t.placed, addr, end).unwrap_or(0))
 }
 
 /// Declares a primitive of `kind` at `addr`, inside a block from `rt.alloc()`
@@ -433,16 +586,15 @@ pub fn kind_place(addr: u32, kind: u32) -> u32 {
     let size = layout.size() as u32;
     with_table(|t| {
         let Some((block, o)) = t.block(addr) else {
-            return checked::NOT_THERE;
+            return (checked::NOT_THERE, NO_EDITS);
         };
         let end = addr.saturating_add(size);
         if end > block + o.size {
-            return checked::PAST_END;
+            return (checked::PAST_END, NO_EDITS);
         }
         if t.placed_in(addr, end).is_some() {
-            return checked::OVERLAP;
+            return (checked::OVERLAP, NO_EDITS);
         }
-        carve(&mut t.placed, addr, end);
         // SAFETY: `[addr, end)` lies inside a live block of the memory (the
         // table says so); the caller declared it free for this primitive.
         unsafe { core::ptr::write_bytes(addr as *mut u8, 0, size as usize) };
@@ -451,16 +603,21 @@ pub fn kind_place(addr: u32, kind: u32) -> u32 {
             kind,
             align_log2: layout.align().trailing_zeros(),
         };
-        t.placed.insert(addr, placed);
         bump();
-        checked::OK
+        (
+            checked::OK,
+            [
+                Some(Edit::CarvePlaced(addr, end)),
+                Some(Edit::Place(addr, placed)),
+            ],
+        )
     })
 }
 
 /// Whether `addr` holds a live primitive of `kind` (made, or placed).
 #[wasm_bindgen]
 pub fn kind_check(addr: u32, kind: u32) -> bool {
-    with_table(|t| {
+    read_table(|t| {
         t.find(addr)
             .is_some_and(|(s, o, _)| s == addr && o.kind == kind)
     })
@@ -472,7 +629,7 @@ pub fn kind_check(addr: u32, kind: u32) -> bool {
 /// `OVERLAP` (ask [`kind_placed_in`]).
 #[wasm_bindgen]
 pub fn kind_view(addr: u32, bytes: u32) -> u32 {
-    with_table(|t| {
+    read_table(|t| {
         let Some((block, o)) = t.block(addr) else {
             return checked::NOT_THERE;
         };
@@ -493,7 +650,7 @@ pub fn kind_view(addr: u32, bytes: u32) -> u32 {
 #[wasm_bindgen]
 pub fn kind_placed_in(addr: u32, bytes: u32) -> u32 {
     let end = addr.saturating_add(bytes.max(1));
-    with_table(|t| t.placed_in(addr, end).map_or(0, |(p, _)| p))
+    read_table(|t| t.placed_in(addr, end).map_or(0, |(p, _)| p))
 }
 
 /// What is at `addr`, for error messages: `[where, kind, start, size,
@@ -501,7 +658,7 @@ pub fn kind_placed_in(addr: u32, bytes: u32) -> u32 {
 /// freed range) or 2 (a primitive placed in a block, or a freed one).
 #[wasm_bindgen]
 pub fn kind_describe(addr: u32) -> Vec<u32> {
-    with_table(|t| match t.find(addr) {
+    read_table(|t| match t.find(addr) {
         None => vec![0; 5],
         Some((s, o, placed)) => vec![
             if placed { 2 } else { 1 },

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 /// The thread registry (`threads.rs`); js/src/errors.ts names each section.
 pub(crate) const REGISTRY: Section = EMBEDDER_SECTIONS;
-/// Any other table of the module's (the kind table) taken through [`locked`].
+/// Any other table of the module's (the owner-died marks) taken through [`locked`].
 pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
 /// A hold's record and its lock's word out of step: a `Lock`'s contended
 /// release, after this thread's record of holding it is gone and before its
@@ -21,6 +21,10 @@ pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
 /// and no reaper can release, or a record that makes its reaper release a
 /// lock another thread holds by then.
 pub(crate) const LOCK_STEP: Section = EMBEDDER_SECTIONS + 2;
+/// The kind table (kinds.rs), behind its own lock (`parklot::TakeoverLock`):
+/// a thread that dies inside it is repaired after, not poisoned
+/// ([`recover_kind_table`]); only a trap there (a bug) poisons the runtime.
+pub(crate) const KIND_TABLE: Section = EMBEDDER_SECTIONS + 3;
 
 /// Runs `f`, the rest of a `Lock`'s contended release, inside
 /// [`LOCK_STEP`]: a thread terminated there (in a call's prologue, where an
@@ -36,8 +40,9 @@ pub(crate) fn lock_step<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Runs `f` with `lock` (one of the module's own internal locks: the
-/// registry's, the kind table's) held. Every internal critical section of
-/// the module goes through here, so that a reaper knows when a thread died
+/// registry's, the owner-died marks') held. Every internal critical section
+/// of the module goes through here (but the kind table's, which enters
+/// [`KIND_TABLE`] around its own lock), so that a reaper knows when a thread died
 /// inside one (leaving the lock held, or its queue half-edited): the
 /// thread counts as inside `TABLES` from before it asks for the lock until
 /// after it released it (`parklot::critical`, the marker).
@@ -105,6 +110,31 @@ pub(crate) fn inside(tag: u32) -> Option<Section> {
         // slot is freed first), and the caller knows it is gone.
         (v != 0 && (v >> 32) as u32 == tag)
             .then(|| unsafe { critical::inside(v as u32 as usize) })?
+    })
+}
+
+/// Repairs what thread `tag`, which is gone, left inside [`KIND_TABLE`]
+/// (kinds.rs, `recover_from`: the table is kept twice, and its lock names
+/// its holder), and then counts the thread as inside no section. Whether it
+/// did; not if the thread was inside another section too, and the runtime
+/// must be poisoned then.
+pub(crate) fn recover_kind_table(tag: u32) -> bool {
+    DIRECTORY.iter().any(|s| {
+        let v = s.load(Ordering::Acquire);
+        if v == 0 || (v >> 32) as u32 != tag {
+            return false;
+        }
+        let at = v as u32 as usize;
+        // SAFETY: a listed thread's storage lives until it is reaped, and
+        // the caller knows it is gone (as in `inside`).
+        let m = unsafe { critical::marker(at) };
+        if critical::depth(m) != 1 || unsafe { critical::inside(at) } != Some(KIND_TABLE) {
+            return false;
+        }
+        crate::kinds::recover_from(at as u32);
+        // SAFETY: as above; the thread is gone.
+        unsafe { critical::forget_gone(at) };
+        true
     })
 }
 

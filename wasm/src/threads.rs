@@ -226,10 +226,6 @@ std::thread_local! {
     static ME: Cell<*mut Entry> = const { Cell::new(core::ptr::null_mut()) };
 }
 
-// Every internal critical section of the module goes through `locked`
-// (sections.rs), so that a reaper knows when a thread died inside one.
-pub(crate) use crate::sections::locked;
-
 /// Runs `f` on the registry's list, under its lock.
 fn with_registry<T>(f: impl FnOnce(&mut Vec<*mut Entry>) -> T) -> T {
     // SAFETY: the registry lock is held for the whole call.
@@ -330,8 +326,12 @@ pub fn thread_unregister() -> u32 {
 #[wasm_bindgen]
 pub fn thread_reap(tag: u32, out: u32) -> u32 {
     if let Some(section) = sections::inside(tag) {
-        critical::poison(section, tag, critical::TERMINATED);
-        return reaped::NONE;
+        // Inside the kind table's section, holding its lock: repaired from
+        // the table's other copy, and reaped as any other thread.
+        if !(section == sections::KIND_TABLE && sections::recover_kind_table(tag)) {
+            critical::poison(section, tag, critical::TERMINATED);
+            return reaped::NONE;
+        }
     }
     if sections::others_inside(tag) {
         return reaped::BUSY;
@@ -487,6 +487,18 @@ pub(crate) enum StepPoint {
     /// A condition wait, between releasing its lock's byte and forgetting
     /// the hold (`condition_wait`).
     ConditionWait = 3,
+    /// An edit of the kind table, while it changes the first of the table's
+    /// two copies (kinds.rs, `with_table`).
+    KindTableFirstCopy = 4,
+    /// An edit of the kind table, while it changes the second copy.
+    KindTableSecondCopy = 5,
+}
+
+/// Traps, or spins for ever, if this thread armed `point` (for the JS
+/// tests: [`arm_step_trap_for_test`]), outside any step of its own.
+#[inline(always)]
+pub(crate) fn test_point(point: StepPoint) {
+    Step(ME.with(Cell::get)).fault_point(point)
 }
 
 /// Added to a [`StepPoint`] armed by [`arm_step_trap_for_test`]: the thread

@@ -39,6 +39,19 @@ pub(super) fn wake(word: *const AtomicU32) {
     }
 }
 
+/// Wakes every thread sleeping on `word`. The word may be dead by now.
+pub(super) fn wake_all(word: *const AtomicU32) {
+    // SAFETY: as in `wake`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
 /// Nanoseconds on `CLOCK_MONOTONIC`.
 pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {

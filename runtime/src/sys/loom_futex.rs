@@ -24,6 +24,11 @@ pub(super) fn wake(_word: *const AtomicU32) {
     FUTEX.1.notify_all();
 }
 
+/// As `wake`, which wakes every sleeper already.
+pub(super) fn wake_all(word: *const AtomicU32) {
+    wake(word)
+}
+
 /// Loom replays executions: time does not move.
 pub(super) fn now_ns() -> u64 {
     0

@@ -124,6 +124,55 @@ mod spin;
 pub use spin::{park_spin_limit, set_cpu_count, set_park_spin_limit, DEFAULT_PARK_SPIN_LIMIT};
 
 cfg_items! {
+    #[cfg(any(
+        loom,
+        all(
+            any(
+                target_os = "linux",
+                target_os = "android",
+                all(target_family = "wasm", target_feature = "atomics")
+            ),
+            not(parklot_portable_parker)
+        )
+    ))]
+    /// Sleeps while `*word == expected`, at most `timeout_ns`, on the
+    /// platform's futex (Linux, wasm, loom's model of one; elsewhere it
+    /// yields once). Callers re-check. For a lock whose sleepers leave
+    /// nothing behind but the futex's own wait list (`takeover_lock.rs`).
+    pub(crate) fn futex_wait(word: &crate::sync::AtomicU32, expected: u32, timeout_ns: u64) {
+        platform::wait(word, expected, Some(timeout_ns));
+    }
+    /// Wakes one sleeper of [`futex_wait`] on `word`, or all of them.
+    pub(crate) fn futex_wake(word: &crate::sync::AtomicU32, all: bool) {
+        if all {
+            platform::wake_all(word);
+        } else {
+            platform::wake(word);
+        }
+    }
+}
+
+cfg_items! {
+    #[cfg(not(any(
+        loom,
+        all(
+            any(
+                target_os = "linux",
+                target_os = "android",
+                all(target_family = "wasm", target_feature = "atomics")
+            ),
+            not(parklot_portable_parker)
+        )
+    )))]
+    /// `futex_wait` where the platform has no futex: a yield.
+    pub(crate) fn futex_wait(_word: &crate::sync::AtomicU32, _expected: u32, _timeout_ns: u64) {
+        yield_now();
+    }
+    /// `futex_wake` where the platform has no futex: sleepers only yielded.
+    pub(crate) fn futex_wake(_word: &crate::sync::AtomicU32, _all: bool) {}
+}
+
+cfg_items! {
     #[cfg(all(
         any(
             target_os = "linux",

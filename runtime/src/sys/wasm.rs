@@ -38,6 +38,12 @@ pub(super) fn wake(word: *const AtomicU32) {
     unsafe { memory_atomic_notify(word as *mut i32, 1) };
 }
 
+/// Wakes every waiter on `word`. The word may be dead by now.
+pub(super) fn wake_all(word: *const AtomicU32) {
+    // SAFETY: as in `wake`.
+    unsafe { memory_atomic_notify(word as *mut i32, u32::MAX) };
+}
+
 static TIME_SOURCE: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Installs the monotonic clock, in nanoseconds, that timeouts and the
