@@ -418,7 +418,10 @@ fn condvar_blocking_and_async_waiters_share_one_queue_and_notify_one_wakes_exact
         })
     };
     let condition = pair.1.raw() as *const parklot::Condition as usize;
-    until(|| parklot::parking_lot::parked_count(condition) == 2);
+    // Both queued, and the blocked thread let go of the lock too: its wait
+    // releases it after queueing, and until then the notified async wait
+    // cannot take it back (under qemu the gap lasted long enough to fail).
+    until(|| parklot::parking_lot::parked_count(condition) == 2 && !pair.0.is_locked());
     // The async wait queued first: notify_one wakes it, and only it.
     assert!(pair.1.notify_one());
     assert_eq!(waker.wakes.load(Ordering::SeqCst), 1);
