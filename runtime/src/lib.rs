@@ -110,8 +110,8 @@ pub use futex::{notify, wait32, wait64, WaitResult, NOTIFY_ALL};
 #[cfg(not(loom))]
 pub use futures::{CondvarAsync, MutexAsync, RwLockAsync};
 pub use lock::{
-    carry_parked, set_carry_parked, set_spin_limit, spin_limit, Lock, NotLocked, OwnerDied,
-    DEFAULT_SPIN_LIMIT,
+    carry_parked, set_carry_parked, set_spin_limit, spin_limit, Lock, NotLocked, OnRelease,
+    OwnerDied, DEFAULT_SPIN_LIMIT,
 };
 #[cfg(not(loom))]
 pub use lock::{MappedMutexGuard, Mutex, MutexGuard};

@@ -140,6 +140,25 @@ pub fn carry_parked() -> bool {
     CARRY_PARKED.load(Ordering::Relaxed)
 }
 
+/// What an embedder that records its threads' holds does at the moment a
+/// release gives a lock's byte up ([`Lock::checked_unlock_recorded`]):
+/// forget the hold. Called once, on the releasing thread, right after the
+/// compare-and-swap or the store that gives the byte up (inside the unpark
+/// callback, under the queue lock, for a release that wakes a waiter). It
+/// must not call anything: an engine can stop a thread in any call's
+/// prologue, and one stopped between the byte and the record would leave
+/// them disagreeing. Implement it `#[inline(always)]`, with plain stores.
+pub trait OnRelease {
+    /// The byte was given up: forget the hold.
+    fn released(self);
+}
+
+/// Nothing to forget: a release with no record of its own.
+impl OnRelease for () {
+    #[inline(always)]
+    fn released(self) {}
+}
+
 /// What a waiter on a lock owes the others if its owner is reaped (see
 /// [`parking_lot::Abandon`]): as the last waiter, the PARKED bit; a hand-off
 /// it never took, the lock; a wake to compete, that wake (and the PARKED bit,
@@ -152,7 +171,7 @@ static LOCK_ABANDON: Abandon = Abandon {
         let lock = owed_lock(lock);
         if token == TOKEN_HANDOFF {
             // Held on the gone owner's behalf, who never entered: release it.
-            let _ = lock.release(false, 0);
+            let _ = lock.release(false, 0, ());
         } else {
             if token == TOKEN_RETRY_CARRY {
                 // Others are queued and only the dead thread knew: say so in
@@ -164,7 +183,7 @@ static LOCK_ABANDON: Abandon = Abandon {
             }
             if lock.try_lock() {
                 // Take and release it, which wakes the next parked waiter.
-                let _ = lock.release(false, 0);
+                let _ = lock.release(false, 0, ());
             }
         }
     },
@@ -322,7 +341,7 @@ impl Lock {
     /// The lock is held by a thread that will never run again.
     pub unsafe fn unlock_owner_died(&self) -> Result<(), NotLocked> {
         diagnostics::released(self.key());
-        self.release(false, OWNER_DIED)
+        self.release(false, OWNER_DIED, ())
     }
 
     /// Acquires the lock if it is free, without waiting.
@@ -498,10 +517,36 @@ impl Lock {
     /// whole protocol, out of line.
     #[inline]
     pub fn checked_unlock_unseen(&self, fair: bool) -> Result<(), NotLocked> {
+        self.checked_unlock_recorded(fair, false, ())
+    }
+
+    /// [`checked_unlock`](Self::checked_unlock) (`fair`: its fair form;
+    /// `seen`: reported to the diagnostics) for an embedder that keeps its
+    /// own record of each lock's holder, where a reaper reads it once the
+    /// thread is gone (the wasm module): `on.released()` runs at the moment
+    /// the byte stops saying this thread holds the lock, right after the
+    /// releasing compare-and-swap or inside the unpark callback (under the
+    /// queue lock, with the byte's change). A thread stopped for good
+    /// anywhere else on the way (an engine stops a thread in a call's
+    /// prologue or at a loop's back edge) leaves its record and the byte
+    /// agreeing: before that moment both say it holds the lock, and its
+    /// reaper releases it, marked owner-died; after it, neither does.
+    /// Not called on `Err`: the byte was not locked, and nothing changed.
+    #[inline]
+    pub fn checked_unlock_recorded(
+        &self,
+        fair: bool,
+        seen: bool,
+        on: impl OnRelease,
+    ) -> Result<(), NotLocked> {
+        if seen {
+            diagnostics::released(self.key());
+        }
         if self.release_alone() {
+            on.released();
             return Ok(());
         }
-        self.release(fair, 0)
+        self.release(fair, 0, on)
     }
 
     /// Releases the lock if its byte is a plain `LOCKED` (nobody queued, no
@@ -714,16 +759,17 @@ impl Lock {
 
     #[cold]
     fn unlock_slow_or_panic(&self, fair: bool) {
-        if let Err(e) = self.release(fair, 0) {
+        if let Err(e) = self.release(fair, 0, ()) {
             panic!("Lock::unlock: {e}");
         }
     }
 
     /// The whole unlock protocol, fast path included. `mark` (0 or
     /// `OWNER_DIED`) is left set in the released byte; a marked release never
-    /// hands over.
+    /// hands over. `on` runs once the byte is given up (a hand-off gives it
+    /// to the woken waiter), with nothing in between.
     #[inline(never)]
-    fn release(&self, force_fair: bool, mark: u8) -> Result<(), NotLocked> {
+    fn release(&self, force_fair: bool, mark: u8, on: impl OnRelease) -> Result<(), NotLocked> {
         loop {
             let state = self.state.load(Ordering::Relaxed);
             if state & LOCKED == 0 {
@@ -742,13 +788,14 @@ impl Lock {
                 .compare_exchange_weak(state, new, Ordering::Release, Ordering::Relaxed)
                 .is_ok()
             {
+                on.released();
                 return Ok(());
             }
         }
         // Threads are parked. While we hold LOCKED only PARKED can change, and
         // only under the queue lock, where the callback runs.
-        // SAFETY: the callback stores this lock's byte only: no panics, no
-        // ParkingLot calls.
+        // SAFETY: the callback stores this lock's byte (and `on` its
+        // caller's record) only: no panics, no ParkingLot calls.
         unsafe {
             parking_lot::unpark_one(self.key(), |r| {
                 // The chosen waiter ends its wait with our token, asleep or
@@ -758,6 +805,7 @@ impl Lock {
                     if !r.may_have_more {
                         self.state.store(LOCKED, Ordering::Relaxed);
                     }
+                    on.released();
                     return TOKEN_HANDOFF;
                 }
                 // A blocking thread woken to compete either carries PARKED
@@ -775,6 +823,7 @@ impl Lock {
                 // validates against the stale LOCKED | PARKED and sleeps forever
                 // (tests/loom.rs, `reaping_a_lock_waiter_against_a_fair_unlock`).
                 self.state.swap(parked | waking | mark, Ordering::Release);
+                on.released();
                 if carry && r.may_have_more {
                     TOKEN_RETRY_CARRY
                 } else {

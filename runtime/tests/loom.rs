@@ -209,6 +209,28 @@ enum Unlock {
     /// `checked_unlock`: the release path, which marks a thread it wakes to
     /// compete (`WAKING`) and wakes nobody else until that one has run.
     Checked,
+    /// `checked_unlock_recorded` (fair or not), as the wasm module releases
+    /// a thread's only hold: its `OnRelease` must run exactly once per
+    /// release, whichever path gives the byte up (the CAS, a wake to
+    /// compete, a hand-off).
+    Recorded { fair: bool },
+}
+
+/// A hold's record, forgotten by the release that gives the lock up
+/// (`Unlock::Recorded`): counts the forgettings, and checks that the
+/// thread forgetting is the one that took the lock.
+struct Forget<'a> {
+    holds: &'a loom::sync::atomic::AtomicUsize,
+    forgotten: &'a loom::sync::atomic::AtomicUsize,
+}
+
+impl parklot::OnRelease for Forget<'_> {
+    fn released(self) {
+        use loom::sync::atomic::Ordering::Relaxed;
+        assert_eq!(self.holds.load(Relaxed), 1, "forgot a hold it did not have");
+        self.holds.store(0, Relaxed);
+        self.forgotten.fetch_add(1, Relaxed);
+    }
 }
 
 fn lock_threads(threads: usize, unlock: Unlock) {
@@ -226,16 +248,28 @@ fn lock_threads_with(threads: usize, unlock: Unlock, carry: bool) {
     parklot::set_carry_parked(carry);
     model(move || {
         let (lock, counter) = guarded(Lock::new());
+        let forgotten = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
         let hs: Vec<_> = (0..threads)
             .map(|_| {
-                let (lock, counter) = (lock.clone(), counter.clone());
+                let (lock, counter, forgotten) = (lock.clone(), counter.clone(), forgotten.clone());
                 thread::spawn(move || {
                     lock.lock();
+                    // This thread's record of its hold (as the wasm module keeps one).
+                    let holds = loom::sync::atomic::AtomicUsize::new(1);
                     counter.bump();
                     match unlock {
                         Unlock::Swap => lock.unlock(),
                         Unlock::Fair => lock.unlock_fair(),
                         Unlock::Checked => lock.checked_unlock().unwrap(),
+                        Unlock::Recorded { fair } => {
+                            let forget = Forget {
+                                holds: &holds,
+                                forgotten: &forgotten,
+                            };
+                            lock.checked_unlock_recorded(fair, false, forget).unwrap();
+                            let left = holds.load(loom::sync::atomic::Ordering::Relaxed);
+                            assert_eq!(left, 0, "the release kept the hold on record");
+                        }
                     }
                 })
             })
@@ -244,6 +278,10 @@ fn lock_threads_with(threads: usize, unlock: Unlock, carry: bool) {
             h.join().unwrap();
         }
         assert_eq!(counter.get(), threads as u32);
+        if let Unlock::Recorded { .. } = unlock {
+            let n = forgotten.load(loom::sync::atomic::Ordering::Relaxed);
+            assert_eq!(n, threads, "each release forgets its hold once");
+        }
         assert!(!lock.is_locked());
         assert!(!lock.has_parked(), "PARKED left set with nobody parked");
         assert!(
@@ -318,6 +356,16 @@ fn lock_with_three_threads_and_throttled_wakes() {
 /// must set it again as it takes the lock or parks, or the last one sleeps
 /// forever (a lost wakeup deadlocks here). Through the swap and through the
 /// release path.
+#[test]
+fn lock_with_three_threads_forgetting_each_hold_as_its_release_gives_the_byte_up() {
+    lock_threads_with(3, Unlock::Recorded { fair: false }, true);
+}
+
+#[test]
+fn lock_with_two_threads_forgetting_each_hold_at_a_fair_handoff() {
+    lock_threads(2, Unlock::Recorded { fair: true });
+}
+
 #[test]
 fn lock_with_three_threads_carrying_the_parked_bit() {
     lock_threads_with(3, Unlock::Swap, true);

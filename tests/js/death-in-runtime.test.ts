@@ -16,7 +16,7 @@ import { Core } from '../../js/dist/core.js';
 import { Runtime } from '../../js/dist/index.js';
 import { MAX_PAGES, MIN_PAGES, freshGlue, loadModule } from '../../js/dist/loader.js';
 import * as lockModule from '../../js/dist/lock.js';
-import { sleep, spawn as spawnWorker, untilQueued, withTimeout } from './helpers.js';
+import { queuedOn, sleep, spawn as spawnWorker, untilQueued, withTimeout } from './helpers.js';
 
 /**
  * Terminates `w`, then waits up to 3 s for the write lock of `rw`, without
@@ -276,6 +276,43 @@ describe('a trap (a bug) in the wasm module', () => {
     // throws (not the lock's uncontended calls, which do not look, and on
     // the JS path take the released lock in JS).
     expect(await withTimeout(untilPoisoned(rt), 3000, 'the poisoning')).toMatch(poisoned);
+    rt.close();
+  });
+
+  it.each([false, true])("a worker terminated in a Lock's release before it gives the byte up (a waiter queued) is reaped: the lock is released, owner-died, to the waiter, and the runtime stays whole (the waiter async: %s)", async (waitAsync) => {
+    // Before, such a release forgot the hold first and ran the rest inside
+    // a section whose death poisoned the runtime (death-in-lock.mjs: 23 of
+    // 150 rounds poisoned). The hold now stays on record until the byte is
+    // given up, so the reaper releases the lock as the dead holder's.
+    const rt = await Runtime.create();
+    const lock = rt.lock();
+    const gate = rt.alloc(4, 4);
+    const w = spawnWorker(rt, 'unlockStopped', { lock: lock.address, gate });
+    await withTimeout(w.next('held'), 3000, 'the worker to take the lock');
+    const waiter = waitAsync ? undefined : spawnWorker(rt, 'lockOnce', { lock: lock.address });
+    const mine = waitAsync ? lock.lockAsync(3000).then(String, (e: unknown) => `${(e as Error).name}: ${(e as Error).message}`) : undefined;
+    await untilQueued(rt, lock.address, 1);
+    Atomics.store(rt.int32(gate), 0, 1);
+    Atomics.notify(rt.int32(gate), 0);
+    const returned = w.next('stopped').then(() => 'returned');
+    expect(await Promise.race([returned, sleep(200).then(() => 'spinning')])).toBe('spinning'); // inside the release, holding the lock
+    expect(queuedOn(rt, lock.address)).toBe(1); // the waiter was not woken
+    await w.worker.terminate();
+    if (mine !== undefined) {
+      expect(await withTimeout(mine, 3000, 'the async waiter')).toMatch(/^OwnerDiedError: /);
+      lock.unlock();
+    } else {
+      expect(await withTimeout(waiter!.done, 3000, 'the blocked waiter')).toMatch(/^OwnerDiedError: /);
+    }
+    // Not poisoned: the lock and the runtime's tables work.
+    expect(lock.tryLock()).toBe(true);
+    lock.unlock();
+    const l = rt.lock();
+    l.lock();
+    l.unlock();
+    l.free();
+    lock.free();
+    rt.free(gate, 4, 4);
     rt.close();
   });
 

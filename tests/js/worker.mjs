@@ -521,6 +521,37 @@ const tasks = {
     sleep(1e9);
   },
 
+  /** Takes the lock at `lock` once and releases it; returns 'locked', or what the acquisition threw (an `OwnerDiedError` holds the lock: released too). */
+  lockOnce(rt, { lock }) {
+    const l = rt.lockAt(lock);
+    try {
+      l.lock();
+    } catch (e) {
+      if (e.name === 'OwnerDiedError') l.unlock();
+      return `${e.name}: ${e.message}`;
+    }
+    l.unlock();
+    return 'locked';
+  },
+
+  /**
+   * Takes the lock at `lock`, posts 'held', and once the i32 at `gate`
+   * reads non-zero releases it, stopped (spinning until terminated) where a
+   * release that must wake a waiter has not given the byte up yet
+   * (StepPoint 6, `LockRelease`); posts 'stopped' if the release returned.
+   */
+  unlockStopped(rt, { lock, gate }) {
+    const l = rt.lockAt(lock);
+    const g = rt.int32(gate);
+    l.lock();
+    armStepTrap(rt, 6 + 0x100);
+    post('held');
+    while (Atomics.load(g, 0) === 0) Atomics.wait(g, 0, 0, 10);
+    l.unlock();
+    post('stopped', 'returned');
+    sleep(1e9);
+  },
+
   /**
    * Allocates a block, stopped inside the kind table's edit of it (`point`:
    * 4 while it changes the table's first copy, 5 the second), spinning

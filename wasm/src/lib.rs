@@ -362,32 +362,48 @@ fn release(addr: u32, fair: bool, seen: bool) -> u32 {
     if !lock.is_locked() {
         return released::NOT_LOCKED;
     }
-    match threads::let_go(addr) {
-        Some(true) => {}
+    let forget = match threads::let_go(addr) {
+        threads::LetGo::AtRelease(forget) => forget,
+        threads::LetGo::Now(Some(true)) => return release_forgotten(lock, fair, seen),
         // Checked only here, off the path of a release by its holder.
         _ if kinds::is_tombstone(addr) => return released::FREED,
-        Some(false) => return released::HELD_BY_ANOTHER,
-        None => {}
+        threads::LetGo::Now(Some(false)) => return released::HELD_BY_ANOTHER,
+        threads::LetGo::Now(None) => return release_forgotten(lock, fair, seen),
+    };
+    // This thread's only hold, still on record: the record is forgotten at
+    // the moment the byte is given up (`ForgetOnlyHold`), with nothing in
+    // between where an engine can stop a thread. Stopped before, the
+    // thread still holds the lock by both, and its reaper releases it,
+    // marked owner-died; after, by neither. Nobody queued: one CAS.
+    if lock.unlock_if_uncontended(seen) {
+        parklot::OnRelease::released(forget);
+        return released::OK;
     }
-    // Held by this thread (or by an unregistered caller's word), so locked.
-    // The record is gone: until the byte is released too, a thread stopped
-    // here would leave a lock nobody holds and nobody releases. Nobody
-    // queued: one CAS, with no call in between (where an engine can stop a
-    // thread). Else the whole protocol, whose calls run inside
-    // `sections::lock_step`, so that a death there poisons the runtime.
+    threads::test_point(threads::StepPoint::LockRelease);
+    match lock.checked_unlock_recorded(fair, seen, forget) {
+        Ok(()) => released::OK,
+        Err(_) => {
+            // Not locked after all (nothing changed): forget the record.
+            parklot::OnRelease::released(forget);
+            released::NOT_LOCKED
+        }
+    }
+}
+
+/// [`release`] of a hold already forgotten (one of several this thread
+/// held), or of a lock an unregistered caller holds: until the byte is
+/// released too, a thread stopped here would leave a lock nobody holds and
+/// nobody releases. Nobody queued: one CAS, with no call in between (where
+/// an engine can stop a thread). Else the whole protocol, whose calls run
+/// inside `sections::lock_step`, so that a death there poisons the runtime.
+#[inline(always)]
+fn release_forgotten(lock: &Lock, fair: bool, seen: bool) -> u32 {
     if lock.unlock_if_uncontended(seen) {
         return released::OK;
     }
-    sections::lock_step(|| {
-        let r = match (seen, fair) {
-            (false, _) => lock.checked_unlock_unseen(fair),
-            (true, false) => lock.checked_unlock(),
-            (true, true) => lock.checked_unlock_fair(),
-        };
-        match r {
-            Ok(()) => released::OK,
-            Err(_) => released::NOT_LOCKED,
-        }
+    sections::lock_step(|| match lock.checked_unlock_recorded(fair, seen, ()) {
+        Ok(()) => released::OK,
+        Err(_) => released::NOT_LOCKED,
     })
 }
 
@@ -568,7 +584,7 @@ pub fn condition_wait(cond: u32, lock_addr: u32, timeout_ms: f64) -> u32 {
     let released = || {
         if let Some(step) = step.take() {
             step.fault_point(threads::StepPoint::ConditionWait);
-            threads::let_go(lock_addr);
+            threads::forget(lock_addr);
             threads::end_step(step);
         }
     };
@@ -629,7 +645,7 @@ pub fn condition_wait_async_begin(cond: u32, lock_addr: u32, waiter: u32) -> u32
     // SAFETY: this thread holds the lock (checked above); record as for lock_async_begin.
     let r = match unsafe { at::<Condition>(cond).wait_async_begin(lock, waiter_at(waiter)) } {
         Ok(()) => {
-            threads::let_go(lock_addr);
+            threads::forget(lock_addr);
             0
         }
         Err(_) => waited::WRONG_LOCK,

@@ -13,9 +13,11 @@ use wasm_bindgen::prelude::*;
 pub(crate) const REGISTRY: Section = EMBEDDER_SECTIONS;
 /// Any other table of the module's (the owner-died marks) taken through [`locked`].
 pub(crate) const TABLES: Section = EMBEDDER_SECTIONS + 1;
-/// A hold's record and its lock's word out of step: a `Lock`'s contended
-/// release, after this thread's record of holding it is gone and before its
-/// byte is released (lib.rs, `release`); and the poison's name for a thread
+/// A hold's record and its lock's word out of step: the contended release
+/// of a `Lock` that is one of several the thread holds, after its record of
+/// holding it is gone and before its byte is released (lib.rs,
+/// `release_forgotten`; a thread's only hold stays on record until the byte
+/// is given up, and needs no section); and the poison's name for a thread
 /// stopped inside a reader-writer lock's acquisition, release or downgrade
 /// (`threads::begin_step`). A thread that dies there leaves a lock nobody holds
 /// and no reaper can release, or a record that makes its reaper release a
@@ -26,7 +28,8 @@ pub(crate) const LOCK_STEP: Section = EMBEDDER_SECTIONS + 2;
 /// ([`recover_kind_table`]); only a trap there (a bug) poisons the runtime.
 pub(crate) const KIND_TABLE: Section = EMBEDDER_SECTIONS + 3;
 
-/// Runs `f`, the rest of a `Lock`'s contended release, inside
+/// Runs `f`, the rest of a `Lock`'s contended release (of one of several
+/// holds, already forgotten), inside
 /// [`LOCK_STEP`]: a thread terminated there (in a call's prologue, where an
 /// engine stops a thread) poisons the runtime when reaped, instead of
 /// leaving a lock that nobody will release (its waiters then waited for

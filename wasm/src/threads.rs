@@ -492,6 +492,9 @@ pub(crate) enum StepPoint {
     KindTableFirstCopy = 4,
     /// An edit of the kind table, while it changes the second copy.
     KindTableSecondCopy = 5,
+    /// A `Lock`'s release that must wake a waiter, its hold still on
+    /// record and its byte still held (lib.rs, `release`).
+    LockRelease = 6,
 }
 
 /// Traps, or spins for ever, if this thread armed `point` (for the JS
@@ -618,9 +621,55 @@ pub(crate) fn took(addr: u32) {
     with_me(|me| me.held.push(addr));
 }
 
-/// This thread lets go of the lock at `addr`: forgets it, and says whether
-/// it held it (`None` if it never registered).
+/// This thread forgets its hold of the lock at `addr` (which it releases
+/// around it), and says whether it had one (`None` if it never registered).
 #[inline(always)]
-pub(crate) fn let_go(addr: u32) -> Option<bool> {
+pub(crate) fn forget(addr: u32) -> Option<bool> {
     with_me(|me| me.held.remove(addr))
+}
+
+/// How this thread lets go of the lock at `addr` ([`let_go`]).
+pub(crate) enum LetGo {
+    /// It holds that Lock and no other: the hold stays on record until the
+    /// release gives the byte up, and this forgets it then.
+    AtRelease(ForgetOnlyHold),
+    /// Anything else, forgotten now: whether it held the lock (`None` if
+    /// it never registered).
+    Now(Option<bool>),
+}
+
+/// Forgets a thread's only Lock hold at the moment its release gives the
+/// byte up ([`parklot::OnRelease`]): one store of [`HeldLocks::NONE`]
+/// where JS and the reaper read the hold (`HeldLocks::last`, with no
+/// others, so nothing else changes).
+#[derive(Clone, Copy)]
+pub(crate) struct ForgetOnlyHold(*mut u32);
+
+impl parklot::OnRelease for ForgetOnlyHold {
+    #[inline(always)]
+    fn released(self) {
+        // Not moved before the byte's release by the compiler: a thread
+        // stopped between them would leave a record of a lock it let go.
+        compiler_fence(Ordering::SeqCst);
+        // SAFETY: this thread's own entry (`let_go` made it), allocated
+        // until the thread unregisters; only this thread writes it, and a
+        // reaper reads it only once the thread is gone.
+        unsafe { self.0.write(HeldLocks::NONE) };
+    }
+}
+
+/// This thread lets go of the lock at `addr`. If the lock is the only one it
+/// holds, the hold stays on record until the release gives the byte up
+/// (`LetGo::AtRelease`); otherwise it is forgotten now (a release of one of
+/// several holds then runs inside `sections::lock_step`).
+#[inline(always)]
+pub(crate) fn let_go(addr: u32) -> LetGo {
+    with_me(|me| {
+        if me.held.last == addr && me.held.others == 0 {
+            LetGo::AtRelease(ForgetOnlyHold(&mut me.held.last))
+        } else {
+            LetGo::Now(Some(me.held.remove(addr)))
+        }
+    })
+    .unwrap_or(LetGo::Now(None))
 }
